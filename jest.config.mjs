@@ -1,0 +1,38 @@
+/**
+ * Three tiers (STYLE.md): unit `*.spec.ts` beside the code, medium `*.medium-spec.ts` on real Redis + Postgres,
+ * e2e `test/e2e/*.e2e-spec.ts` with the apps as separate processes. Nest 12 is pure ESM, so Jest runs in its
+ * native ESM mode (`--experimental-vm-modules`, set by the npm scripts).
+ */
+const tsJest = [
+  'ts-jest',
+  { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: { ignoreCodes: ['TS151001'] } },
+];
+
+const common = {
+  rootDir: '.',
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': tsJest },
+  moduleNameMapper: {
+    '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  setupFiles: ['reflect-metadata'],
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,tools}/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'medium',
+      testMatch: ['<rootDir>/{apps,libs,tools,test}/**/*.medium-spec.ts'],
+      globalSetup: '<rootDir>/test/setup/medium-global-setup.ts',
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+    },
+  ],
+};

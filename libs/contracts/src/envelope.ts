@@ -1,0 +1,231 @@
+import { plainToInstance } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  validateSync,
+  type ValidationError,
+} from 'class-validator';
+import { v7 as uuidv7 } from 'uuid';
+import { ValidationFailed, type FieldError } from './errors.js';
+import { ALL_EVENT_KINDS, EventKind } from './event-kinds.js';
+import { MessagePayload } from './message.js';
+import {
+  ActionSendPayload,
+  DecisionPayload,
+  EpisodeCompletedPayload,
+  EpisodeStartedPayload,
+  EpisodeStepPayload,
+  EventTransitionedPayload,
+  MessageSentPayload,
+  PersonalActivityPayload,
+  SendProblemPayload,
+} from './payloads.js';
+
+export const SCHEMA_VERSION = 1;
+
+/** Highest priority first: 0 is the most urgent (a direct @), 9 the least. */
+export const PRIORITY = { direct: 0, action: 1, normal: 5, background: 9 } as const;
+
+/**
+ * The one shape every fact in the log takes. Validated when written and when read; an envelope that does not
+ * validate never reaches a handler (it is counted and dead-lettered).
+ */
+export class EventEnvelope<P = unknown> {
+  /** UUIDv7: unique and time-ordered. */
+  @IsString()
+  @MaxLength(64)
+  id!: string;
+
+  @IsIn(ALL_EVENT_KINDS)
+  kind!: EventKind;
+
+  /** The QQ group this event belongs to; `null` for events of the bot itself (its life line). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  groupId!: string | null;
+
+  @IsOptional()
+  @IsString()
+  threadId?: string;
+
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(64)
+  actorIds!: string[];
+
+  /** Event ids of the messages this event rests on. */
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(256)
+  evidenceMessageIds!: string[];
+
+  @IsISO8601()
+  createdAt!: string;
+
+  @IsOptional()
+  @IsISO8601()
+  notBefore?: string;
+
+  @IsOptional()
+  @IsISO8601()
+  deadline?: string;
+
+  @IsInt()
+  @Min(0)
+  @Max(9)
+  priority!: number;
+
+  @IsObject()
+  payload!: P;
+
+  /** The id of the first event of the chain (the message that started it all). */
+  @IsString()
+  correlationId!: string;
+
+  /** The id of the event that directly caused this one; `null` for events from outside. */
+  @IsOptional()
+  @IsString()
+  causationId!: string | null;
+
+  /** The service that wrote the event. */
+  @IsString()
+  @MaxLength(32)
+  source!: string;
+
+  @IsInt()
+  @Min(1)
+  schemaVersion!: number;
+}
+
+type PayloadClass = new () => object;
+
+export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
+  [EventKind.MessageObserved]: MessagePayload,
+  [EventKind.MessageDirect]: MessagePayload,
+  [EventKind.DecisionMade]: DecisionPayload,
+  [EventKind.EventTransitioned]: EventTransitionedPayload,
+  [EventKind.EpisodeStarted]: EpisodeStartedPayload,
+  [EventKind.EpisodeStep]: EpisodeStepPayload,
+  [EventKind.EpisodeCompleted]: EpisodeCompletedPayload,
+  [EventKind.ActionSend]: ActionSendPayload,
+  [EventKind.MessageSent]: MessageSentPayload,
+  [EventKind.SendFailed]: SendProblemPayload,
+  [EventKind.SendUnknown]: SendProblemPayload,
+  [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
+  [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
+  [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
+};
+
+/** Kind → payload type, for typed handlers: `EventEnvelope<PayloadOf<'message.direct'>>`. */
+export interface PayloadMap {
+  'message.observed': MessagePayload;
+  'message.direct': MessagePayload;
+  'decision.made': DecisionPayload;
+  'event.transitioned': EventTransitionedPayload;
+  'episode.started': EpisodeStartedPayload;
+  'episode.step': EpisodeStepPayload;
+  'episode.completed': EpisodeCompletedPayload;
+  'action.send': ActionSendPayload;
+  'message.sent': MessageSentPayload;
+  'send.failed': SendProblemPayload;
+  'send.unknown': SendProblemPayload;
+  'personal.activity.started': PersonalActivityPayload;
+  'personal.activity.beat': PersonalActivityPayload;
+  'personal.activity.completed': PersonalActivityPayload;
+}
+export type PayloadOf<K extends EventKind> = PayloadMap[K];
+export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };
+
+function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
+  const out: FieldError[] = [];
+  for (const error of errors) {
+    const path = prefix ? `${prefix}.${error.property}` : error.property;
+    if (error.constraints) {
+      out.push({ path, message: Object.values(error.constraints).join(', ') });
+    }
+    if (error.children?.length) {
+      out.push(...flatten(error.children, path));
+    }
+  }
+  return out;
+}
+
+const VALIDATION_OPTIONS = { forbidUnknownValues: true, whitelist: false } as const;
+
+/**
+ * Check a plain object against the envelope and its kind's payload class.
+ * Returns the field errors, empty when valid. Does not throw.
+ */
+export function envelopeErrors(plain: unknown): FieldError[] {
+  if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
+    return [{ path: '', message: 'must be an object' }];
+  }
+  const envelope = plainToInstance(EventEnvelope, plain);
+  const errors = flatten(validateSync(envelope, VALIDATION_OPTIONS));
+  if (errors.length > 0) return errors;
+  const payloadClass = PAYLOAD_CLASSES[envelope.kind];
+  const payload = plainToInstance(payloadClass, envelope.payload as object);
+  return flatten(validateSync(payload, VALIDATION_OPTIONS), 'payload');
+}
+
+/** Validate and return the envelope as a plain object; throws `ValidationFailed` naming every bad field. */
+export function parseEnvelope<P = unknown>(plain: unknown): EventEnvelope<P> {
+  const errors = envelopeErrors(plain);
+  if (errors.length > 0) throw new ValidationFailed('event envelope', errors);
+  return plain as EventEnvelope<P>;
+}
+
+export function newEventId(): string {
+  return uuidv7();
+}
+
+export interface NewEvent<K extends EventKind> {
+  kind: K;
+  groupId: string | null;
+  payload: PayloadOf<K>;
+  source: string;
+  /** The event this one follows from; sets correlation and causation. */
+  cause?: Pick<EventEnvelope, 'id' | 'correlationId'> | null;
+  threadId?: string;
+  actorIds?: string[];
+  evidenceMessageIds?: string[];
+  priority?: number;
+  notBefore?: Date;
+  deadline?: Date;
+  /** Defaults to now; pass the clock's time to keep replays deterministic. */
+  createdAt?: Date;
+  id?: string;
+}
+
+/** Build an envelope with ids, causation and defaults filled in. */
+export function makeEvent<K extends EventKind>(spec: NewEvent<K>): EventOf<K> {
+  const id = spec.id ?? newEventId();
+  const event: EventEnvelope<PayloadOf<K>> = {
+    id,
+    kind: spec.kind,
+    groupId: spec.groupId,
+    actorIds: spec.actorIds ?? [],
+    evidenceMessageIds: spec.evidenceMessageIds ?? [],
+    createdAt: (spec.createdAt ?? new Date()).toISOString(),
+    priority: spec.priority ?? PRIORITY.normal,
+    payload: spec.payload,
+    correlationId: spec.cause?.correlationId ?? id,
+    causationId: spec.cause?.id ?? null,
+    source: spec.source,
+    schemaVersion: SCHEMA_VERSION,
+  };
+  if (spec.threadId !== undefined) event.threadId = spec.threadId;
+  if (spec.notBefore) event.notBefore = spec.notBefore.toISOString();
+  if (spec.deadline) event.deadline = spec.deadline.toISOString();
+  return event as EventOf<K>;
+}

@@ -1,0 +1,36 @@
+/**
+ * Every fact the runtime records. A kind names what happened, in the past tense of the product's nouns.
+ * Adding a kind: add it here, give it a payload class in `payloads.ts` and register both in `PAYLOAD_CLASSES`.
+ */
+export const EventKind = {
+  /** A group or private message seen by the bot that is not addressed to it. */
+  MessageObserved: 'message.observed',
+  /** A message addressed to the bot (@, quote of the bot, its name, or a private message). */
+  MessageDirect: 'message.direct',
+  /** The scheduler decided what to do about an event (deliberate, skip, …), with its reason. */
+  DecisionMade: 'decision.made',
+  /** An event moved through the event state machine outside a decision (e.g. deliberating → replied). */
+  EventTransitioned: 'event.transitioned',
+  EpisodeStarted: 'episode.started',
+  EpisodeStep: 'episode.step',
+  EpisodeCompleted: 'episode.completed',
+  /** Cognition asks outbound to say something in a group. */
+  ActionSend: 'action.send',
+  /** One segment of an action was delivered by the OneBot implementation. */
+  MessageSent: 'message.sent',
+  /** One segment of an action could not be delivered and will not be retried. */
+  SendFailed: 'send.failed',
+  /** Delivery of one segment is unknown (timeout after the request left, crash mid-send); never retried. */
+  SendUnknown: 'send.unknown',
+  PersonalActivityStarted: 'personal.activity.started',
+  PersonalActivityBeat: 'personal.activity.beat',
+  PersonalActivityCompleted: 'personal.activity.completed',
+} as const;
+
+export type EventKind = (typeof EventKind)[keyof typeof EventKind];
+
+export const ALL_EVENT_KINDS: readonly EventKind[] = Object.values(EventKind);
+
+export function isEventKind(value: unknown): value is EventKind {
+  return typeof value === 'string' && (ALL_EVENT_KINDS as readonly string[]).includes(value);
+}

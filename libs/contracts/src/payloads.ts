@@ -1,0 +1,293 @@
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { EVENT_STATES, type EventState } from './event-state.js';
+
+export class StateTransition {
+  /** 1-based position of this transition in the subject event's audit trail. */
+  @IsInt()
+  @Min(1)
+  seq!: number;
+
+  @IsIn(EVENT_STATES)
+  from!: EventState;
+
+  @IsIn(EVENT_STATES)
+  to!: EventState;
+
+  @IsString()
+  reason!: string;
+
+  /** True when the transition bypassed the allowed-transitions table (`force()`). */
+  @IsBoolean()
+  forced!: boolean;
+}
+
+export const DECISION_OUTCOMES = ['deliberate', 'skip', 'snooze', 'expire'] as const;
+export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
+
+/** `decision.made`: what the scheduler decided about one event and why. */
+export class DecisionPayload {
+  @IsString()
+  subjectEventId!: string;
+
+  @IsIn(DECISION_OUTCOMES)
+  outcome!: DecisionOutcome;
+
+  /** One line a person can read: "deliberate: @-mentioned the bot". */
+  @IsString()
+  reason!: string;
+
+  /** The feature vector behind the decision (directness, attention, …). */
+  @IsObject()
+  features!: Record<string, number>;
+
+  @IsOptional()
+  @IsString()
+  episodeId?: string;
+
+  @ValidateNested({ each: true })
+  @Type(() => StateTransition)
+  transitions!: StateTransition[];
+}
+
+/** `event.transitioned`: the subject event moved on after its decision (deliberating → replied, …). */
+export class EventTransitionedPayload {
+  @IsString()
+  subjectEventId!: string;
+
+  @ValidateNested({ each: true })
+  @Type(() => StateTransition)
+  transitions!: StateTransition[];
+}
+
+export class EpisodeStartedPayload {
+  @IsString()
+  episodeId!: string;
+
+  @IsString()
+  triggerEventId!: string;
+
+  @IsString()
+  model!: string;
+
+  /** ISO time after which the episode gives up. */
+  @IsString()
+  deadline!: string;
+
+  @IsInt()
+  @Min(1)
+  maxSteps!: number;
+
+  /** Which attempt of the episode job this is (1 on first delivery). */
+  @IsInt()
+  @Min(1)
+  attempt!: number;
+}
+
+export class EpisodeAction {
+  /** `reply`, `no_reply`, `tool_call`, … */
+  @IsString()
+  type!: string;
+
+  @IsOptional()
+  @IsObject()
+  args?: Record<string, unknown>;
+}
+
+export class EpisodeObservation {
+  @IsBoolean()
+  ok!: boolean;
+
+  @IsString()
+  summary!: string;
+
+  @IsOptional()
+  @IsString()
+  errorCode?: string;
+}
+
+/** `episode.step`: one Thought / Action / Observation of an episode. */
+export class EpisodeStepPayload {
+  @IsString()
+  episodeId!: string;
+
+  /** 0-based. */
+  @IsInt()
+  @Min(0)
+  index!: number;
+
+  @IsOptional()
+  @IsString()
+  thought?: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => EpisodeAction)
+  action?: EpisodeAction;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => EpisodeObservation)
+  observation?: EpisodeObservation;
+
+  @IsInt()
+  @Min(0)
+  tokensIn!: number;
+
+  @IsInt()
+  @Min(0)
+  tokensOut!: number;
+
+  @IsNumber()
+  @Min(0)
+  latencyMs!: number;
+}
+
+export const EPISODE_OUTCOMES = ['replied', 'no_reply', 'failed'] as const;
+export type EpisodeOutcome = (typeof EPISODE_OUTCOMES)[number];
+
+export class ErrorInfo {
+  @IsString()
+  code!: string;
+
+  @IsString()
+  message!: string;
+}
+
+export class EpisodeCompletedPayload {
+  @IsString()
+  episodeId!: string;
+
+  @IsString()
+  triggerEventId!: string;
+
+  @IsIn(EPISODE_OUTCOMES)
+  outcome!: EpisodeOutcome;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ErrorInfo)
+  error?: ErrorInfo;
+
+  @IsInt()
+  @Min(0)
+  steps!: number;
+
+  @IsInt()
+  @Min(0)
+  tokensIn!: number;
+
+  @IsInt()
+  @Min(0)
+  tokensOut!: number;
+
+  @IsNumber()
+  @Min(0)
+  durationMs!: number;
+}
+
+/** `action.send`: say `text` in a group. The action id is deterministic per episode step, so a re-run episode
+ * produces the same id and outbound's ledger keeps it from being sent twice. */
+export class ActionSendPayload {
+  @IsString()
+  actionId!: string;
+
+  @IsString()
+  episodeId!: string;
+
+  @IsString()
+  triggerEventId!: string;
+
+  @IsIn(['group', 'private'])
+  targetType!: 'group' | 'private';
+
+  /** Group id for group targets, user id for private ones. */
+  @IsString()
+  targetId!: string;
+
+  @IsString()
+  text!: string;
+
+  /** Quote this OneBot message id in the first segment. */
+  @IsOptional()
+  @IsString()
+  quoteMessageId?: string;
+}
+
+class SendOutcomeBase {
+  @IsString()
+  actionId!: string;
+
+  @IsString()
+  episodeId!: string;
+
+  @IsString()
+  triggerEventId!: string;
+
+  @IsIn(['group', 'private'])
+  targetType!: 'group' | 'private';
+
+  @IsString()
+  targetId!: string;
+
+  @IsInt()
+  @Min(0)
+  segmentIndex!: number;
+
+  @IsInt()
+  @Min(1)
+  segmentCount!: number;
+
+  @IsString()
+  text!: string;
+
+  @IsInt()
+  @Min(1)
+  attempts!: number;
+}
+
+/** `message.sent`: one segment of an action was delivered. */
+export class MessageSentPayload extends SendOutcomeBase {
+  /** OneBot message id of the delivered message. */
+  @IsString()
+  onebotMessageId!: string;
+}
+
+/** `send.failed` and `send.unknown`. */
+export class SendProblemPayload extends SendOutcomeBase {
+  @ValidateNested()
+  @Type(() => ErrorInfo)
+  error!: ErrorInfo;
+
+  @IsOptional()
+  @IsInt()
+  retcode?: number;
+}
+
+/** `personal.activity.*`: the bot's own life line moved. */
+export class PersonalActivityPayload {
+  @IsString()
+  activityId!: string;
+
+  @IsString()
+  title!: string;
+
+  @IsString()
+  description!: string;
+
+  /** ISO time the activity started. */
+  @IsString()
+  startedAt!: string;
+
+  @IsInt()
+  @Min(0)
+  expectedDurationMinutes!: number;
+
+  @IsNumber()
+  @Min(0)
+  progress!: number;
+
+  @IsOptional()
+  @IsString()
+  beat?: string;
+}

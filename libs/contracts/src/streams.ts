@@ -1,0 +1,112 @@
+/**
+ * Names of every Redis key, stream and consumer group. One place, so a reader can see the whole keyspace and
+ * so that every key of one partition carries the same Redis Cluster hash tag (`{p7}`) and lands in one slot:
+ * a handler's effects (new events, inbox, ack, group state) commit in one MULTI.
+ */
+
+export const DEFAULT_PARTITIONS = 16;
+
+/** The partition key of events that belong to no group (the bot's own life line). */
+export const GLOBAL_PARTITION_KEY = '__global__';
+
+/** 32-bit FNV-1a over UTF-16 code units: stable across processes and versions, cheap, well spread. */
+export function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export function partitionOf(groupId: string | null, partitions: number): number {
+  return fnv1a32(groupId ?? GLOBAL_PARTITION_KEY) % partitions;
+}
+
+/** Consumer groups on the event streams. Each reads every partition; a partition has one owner per group. */
+export const ConsumerGroup = {
+  Scheduler: 'scheduler',
+  Projector: 'projector',
+  Outbound: 'outbound',
+} as const;
+export type ConsumerGroup = (typeof ConsumerGroup)[keyof typeof ConsumerGroup];
+
+/** Key builders for one deployment (`prefix` isolates deployments and test runs). */
+export class Keyspace {
+  constructor(
+    readonly prefix: string,
+    readonly partitions: number,
+  ) {
+    if (!Number.isInteger(partitions) || partitions < 1) {
+      throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+    }
+  }
+
+  private tag(partition: number): string {
+    return `{p${partition}}`;
+  }
+
+  partitionOf(groupId: string | null): number {
+    return partitionOf(groupId, this.partitions);
+  }
+
+  /** The hot event log of one partition. */
+  stream(partition: number): string {
+    return `${this.prefix}:events:${this.tag(partition)}`;
+  }
+
+  /** Entries a consumer group gave up on after too many deliveries. */
+  deadLetters(partition: number): string {
+    return `${this.prefix}:dead:${this.tag(partition)}`;
+  }
+
+  /** Processed event ids of one consumer group in one partition (sorted set scored by processing time). */
+  inbox(partition: number, group: string): string {
+    return `${this.prefix}:inbox:${this.tag(partition)}:${group}`;
+  }
+
+  /** Ingress duplicate guard for one upstream message. */
+  dedup(partition: number, key: string): string {
+    return `${this.prefix}:dedup:${this.tag(partition)}:${key}`;
+  }
+
+  /** Per-group runtime state owned by the scheduler (GroupActor). */
+  groupState(partition: number, groupId: string): string {
+    return `${this.prefix}:group:${this.tag(partition)}:${groupId}`;
+  }
+
+  /** Recent messages of a group, newest first, capped. */
+  groupRecent(partition: number, groupId: string): string {
+    return `${this.prefix}:recent:${this.tag(partition)}:${groupId}`;
+  }
+
+  /** Current state of events the scheduler is tracking in one partition (hash: event id → JSON). */
+  eventStates(partition: number): string {
+    return `${this.prefix}:evstate:${this.tag(partition)}`;
+  }
+
+  /** Outbound's send ledger of one partition (hash: `actionId:segment` → JSON). */
+  sendLedger(partition: number): string {
+    return `${this.prefix}:sends:${this.tag(partition)}`;
+  }
+
+  /** Marker set when an episode has published its outcome, so a re-delivered job does nothing. */
+  episodeDone(partition: number, episodeId: string): string {
+    return `${this.prefix}:episode-done:${this.tag(partition)}:${episodeId}`;
+  }
+
+  /** Lease on one partition for one consumer group. */
+  lease(group: string, partition: number): string {
+    return `${this.prefix}:lease:${group}:${partition}`;
+  }
+
+  /** Live members of a consumer group (sorted set scored by heartbeat expiry). */
+  members(group: string): string {
+    return `${this.prefix}:members:${group}`;
+  }
+
+  /** BullMQ key prefix. One hash tag for all queues: BullMQ needs a queue's keys in one slot. */
+  get bullPrefix(): string {
+    return `${this.prefix}:{bull}`;
+  }
+}

@@ -1,0 +1,372 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { plainToInstance } from 'class-transformer';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync } from 'class-validator';
+import { parse as parseYaml } from 'yaml';
+
+export const APP_NAMES = ['ingress', 'scheduler', 'cognition', 'outbound', 'life-director', 'tool'] as const;
+export type AppName = (typeof APP_NAMES)[number];
+
+const URL_OPTIONS = { require_tld: false, require_protocol: true } as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
+
+/**
+ * Every setting, named exactly as its environment variable (the operating contract in ARCHITECTURE.md).
+ * Sources, later wins: defaults → `qunli.yaml` (or `QUNLI_CONFIG`) → environment.
+ */
+export class QunliConfig {
+  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' })
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/qunli';
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'must be an http(s) URL' })
+  OPENAI_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  OPENAI_API_KEY?: string;
+
+  @IsString()
+  QUNLI_MODEL_PLANNER = 'gpt-4o-mini';
+
+  @IsString()
+  QUNLI_MODEL_REPLYER = 'gpt-4o-mini';
+
+  @IsString()
+  QUNLI_MODEL_UTILS = 'gpt-4o-mini';
+
+  @IsOptional()
+  @Matches(/^[1-9][0-9]{4,11}$/, { message: 'must be a QQ number' })
+  QUNLI_SELF_ID?: string;
+
+  /** Comma list of names the bot answers to. */
+  @IsString()
+  QUNLI_NICKNAMES = '';
+
+  /** Comma list of group ids the bot lives in, or `*` for every group. */
+  @Matches(/^(\*|[0-9]+(,[0-9]+)*)$/, { message: 'must be * or a comma list of group ids' })
+  QUNLI_GROUPS = '*';
+
+  @IsOptional()
+  @IsString()
+  ONEBOT_ACCESS_TOKEN?: string;
+
+  @IsOptional()
+  @IsString()
+  ONEBOT_SECRET?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'must be an http(s) URL' })
+  ONEBOT_HTTP_API_URL?: string;
+
+  @IsOptional()
+  @Matches(/^wss?:\/\//, { message: 'must be a ws:// or wss:// URL' })
+  ONEBOT_WS_URL?: string;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  INGRESS_PORT = 8080;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  SCHEDULER_PORT = 8081;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  COGNITION_PORT = 8082;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  OUTBOUND_PORT = 8083;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  LIFE_DIRECTOR_PORT = 8084;
+
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PANEL_PORT = 8085;
+
+  /** Every product timer (debounce, tick, cooldown, episode deadline) runs this many times faster. */
+  @IsNumber()
+  @Min(0.001)
+  @Max(100000)
+  QUNLI_TIME_SCALE = 1;
+
+  /** Isolates one deployment's Redis keys (and a test run's). */
+  @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'must be 1-64 characters of [a-zA-Z0-9_.-]' })
+  QUNLI_REDIS_PREFIX = 'qunli';
+
+  /** Event stream partitions. Fixed for a deployment's lifetime: changing it moves groups between streams. */
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  QUNLI_PARTITIONS = 16;
+
+  /** Deliveries of one stream entry before it goes to the dead-letter stream. */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  QUNLI_MAX_DELIVERIES = 5;
+
+  /** Idle time after which the janitor reclaims an unacknowledged entry; longer than the slowest handler. */
+  @IsInt()
+  @Min(100)
+  QUNLI_CLAIM_IDLE_MS = 60_000;
+
+  /** Partition lease length; an owner that stops renewing loses its partitions after this long. */
+  @IsInt()
+  @Min(500)
+  QUNLI_LEASE_MS = 15_000;
+
+  /** Name of this process among its consumer group's members; default host-pid. */
+  @IsString()
+  QUNLI_INSTANCE_ID = `${hostname()}-${process.pid}`;
+
+  @IsIn(LOG_LEVELS)
+  QUNLI_LOG_LEVEL: LogLevelName = 'log';
+
+  /** The persona policy file (YAML). */
+  @IsString()
+  QUNLI_PERSONA = 'personas/default.yaml';
+
+  /** Longest text kept in a message's plain rendering; longer text is cut and marked truncated. */
+  @IsInt()
+  @Min(100)
+  @Max(100_000)
+  QUNLI_MAX_TEXT_CHARS = 4000;
+
+  /** Wall-clock budget of one episode, before time scaling. */
+  @IsInt()
+  @Min(1000)
+  QUNLI_EPISODE_TIMEOUT_MS = 60_000;
+
+  /** Episodes one cognition process runs at once. */
+  @IsInt()
+  @Min(1)
+  @Max(256)
+  QUNLI_COGNITION_CONCURRENCY = 4;
+
+  /** Timeout of one LLM request. */
+  @IsInt()
+  @Min(1000)
+  QUNLI_LLM_TIMEOUT_MS = 45_000;
+
+  /** Timeout of one OneBot API call. */
+  @IsInt()
+  @Min(100)
+  QUNLI_ONEBOT_TIMEOUT_MS = 10_000;
+
+  /** Attempts per message segment before a send is given up as failed. */
+  @IsInt()
+  @Min(1)
+  @Max(10)
+  QUNLI_SEND_MAX_ATTEMPTS = 3;
+
+  /** Longest segment outbound sends; longer replies are split. */
+  @IsInt()
+  @Min(20)
+  @Max(5000)
+  QUNLI_SEND_MAX_SEGMENT_CHARS = 500;
+
+  /** Minutes between life-director ticks, before time scaling. */
+  @IsNumber()
+  @Min(0.01)
+  QUNLI_LIFE_TICK_MINUTES = 5;
+
+  /** Bind address of every app's HTTP server. */
+  @IsString()
+  QUNLI_HTTP_HOST = '0.0.0.0';
+
+  /** Optional path of the YAML config file (default `qunli.yaml` in the working directory, when present). */
+  @IsOptional()
+  @IsString()
+  QUNLI_CONFIG?: string;
+
+  get groups(): '*' | Set<string> {
+    return this.QUNLI_GROUPS === '*' ? '*' : new Set(this.QUNLI_GROUPS.split(','));
+  }
+
+  get nicknames(): string[] {
+    return this.QUNLI_NICKNAMES.split(',')
+      .map((n) => n.trim())
+      .filter((n) => n.length > 0);
+  }
+
+  /** The labelled offline responder is used when no API key is configured. */
+  get llmOffline(): boolean {
+    return !this.OPENAI_API_KEY;
+  }
+
+  portOf(app: AppName): number {
+    switch (app) {
+      case 'ingress':
+        return this.INGRESS_PORT;
+      case 'scheduler':
+        return this.SCHEDULER_PORT;
+      case 'cognition':
+        return this.COGNITION_PORT;
+      case 'outbound':
+        return this.OUTBOUND_PORT;
+      case 'life-director':
+        return this.LIFE_DIRECTOR_PORT;
+      case 'tool':
+        return 0;
+    }
+  }
+}
+
+const NUMERIC_KEYS = new Set<string>();
+const KNOWN_KEYS = new Set<string>();
+{
+  const probe = new QunliConfig();
+  for (const key of Object.keys(probe)) {
+    KNOWN_KEYS.add(key);
+    if (typeof (probe as unknown as Record<string, unknown>)[key] === 'number') NUMERIC_KEYS.add(key);
+  }
+  for (const key of [
+    'OPENAI_BASE_URL',
+    'OPENAI_API_KEY',
+    'QUNLI_SELF_ID',
+    'ONEBOT_ACCESS_TOKEN',
+    'ONEBOT_SECRET',
+    'ONEBOT_HTTP_API_URL',
+    'ONEBOT_WS_URL',
+    'QUNLI_CONFIG',
+  ]) {
+    KNOWN_KEYS.add(key);
+  }
+}
+
+/** Settings an app cannot run without, beyond the ones with defaults. */
+const REQUIRED_BY_APP: Partial<Record<AppName, (keyof QunliConfig)[]>> = {
+  outbound: ['ONEBOT_HTTP_API_URL'],
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function closest(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 4;
+  for (const known of KNOWN_KEYS) {
+    const d = editDistance(key, known);
+    if (d < bestDistance) {
+      best = known;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** YAML may give numbers, booleans or (wrongly) mappings; settings are text until validated (5 → "5"). */
+function settingText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function unknownKey(key: string, where: string): string {
+  const hint = closest(key);
+  return `unknown setting ${key} in ${where}${hint ? ` (did you mean ${hint}?)` : ''}`;
+}
+
+function readFile(path: string, problems: string[]): Record<string, unknown> {
+  try {
+    const parsed: unknown = parseYaml(readFileSync(path, 'utf8'));
+    if (parsed === null || parsed === undefined) return {};
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+      problems.push(`${path} must hold a mapping of SETTING: value`);
+      return {};
+    }
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    problems.push(`${path} could not be read: ${(error as Error).message}`);
+    return {};
+  }
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/**
+ * Read, merge and validate the configuration for one app. Throws `ConfigError` naming every bad or unknown
+ * setting at once, so a person fixes them in one go.
+ */
+export function loadConfig(app: AppName, options: LoadConfigOptions = {}): QunliConfig {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  const raw: Record<string, unknown> = {};
+
+  const filePath = env.QUNLI_CONFIG ?? `${options.cwd ?? process.cwd()}/qunli.yaml`;
+  if (env.QUNLI_CONFIG !== undefined && !existsSync(filePath)) {
+    problems.push(`QUNLI_CONFIG points at ${filePath}, which does not exist`);
+  } else if (existsSync(filePath)) {
+    for (const [key, value] of Object.entries(readFile(filePath, problems))) {
+      if (!KNOWN_KEYS.has(key)) problems.push(unknownKey(key, filePath));
+      else raw[key] = value === null ? undefined : settingText(value);
+    }
+  }
+
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined || value === '') continue;
+    if (KNOWN_KEYS.has(key)) raw[key] = value;
+    else if (key.startsWith('QUNLI_')) problems.push(unknownKey(key, 'the environment'));
+  }
+
+  const converted: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    if (NUMERIC_KEYS.has(key)) {
+      const text = settingText(value).trim();
+      const number = text === '' ? Number.NaN : Number(text);
+      if (Number.isNaN(number)) {
+        problems.push(`${key} must be a number (got ${JSON.stringify(value)})`);
+        continue;
+      }
+      converted[key] = number;
+    } else {
+      converted[key] = settingText(value);
+    }
+  }
+
+  const config = plainToInstance(QunliConfig, converted, { exposeDefaultValues: true });
+  for (const error of validateSync(config)) {
+    const shown = JSON.stringify((converted)[error.property] ?? null);
+    const reasons = Object.values(error.constraints ?? {}).join(', ');
+    problems.push(`${error.property} ${reasons} (got ${shown})`);
+  }
+  for (const key of REQUIRED_BY_APP[app] ?? []) {
+    if (config[key] === undefined) problems.push(`${key} is required by ${app}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

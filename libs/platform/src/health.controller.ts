@@ -1,0 +1,30 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import type { Redis } from 'ioredis';
+import { REDIS } from './tokens.js';
+
+/** Ready when Redis and Postgres answer. */
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly db: TypeOrmHealthIndicator,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([
+      () =>
+        this.indicators
+          .check('redis')
+          .attempt(async () => {
+            await this.redis.ping();
+          })
+          .withTimeout(1500),
+      () => this.db.pingCheck('postgres').withTimeout(1500),
+    ]);
+  }
+}
