@@ -31,9 +31,10 @@ export async function bootstrap(
     throw error;
   }
   const logger = createLogger(app, config.QUNLI_LOG_LEVEL);
-  const nest = await NestFactory.create(moduleFactory(config) as never, { logger, bufferLogs: false });
+  const nest = await NestFactory.create(moduleFactory(config) as never, { logger, bufferLogs: false, rawBody: true });
   nest.enableShutdownHooks();
   await options.configure?.(nest, config);
+  await nest.startAllMicroservices();
   // A second cognition process on the same host takes the next free port unless COGNITION_PORT was given.
   const fallback = app === 'cognition' && process.env.COGNITION_PORT === undefined ? 20 : 0;
   await listen(nest, config.portOf(app), config.QUNLI_HTTP_HOST, fallback);

@@ -248,6 +248,9 @@ const KNOWN_KEYS = new Set<string>();
   }
 }
 
+/** Every setting name (environment variable / `qunli.yaml` key) the runtime understands. */
+export const SETTING_NAMES: ReadonlySet<string> = KNOWN_KEYS;
+
 /** Settings an app cannot run without, beyond the ones with defaults. */
 const REQUIRED_BY_APP: Partial<Record<AppName, (keyof QunliConfig)[]>> = {
   outbound: ['ONEBOT_HTTP_API_URL'],

@@ -21,6 +21,7 @@ export const SHORT_SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25
 export class Metrics {
   readonly registry = new Registry();
   private readonly collectors = new Map<string, Counter | Gauge | Histogram>();
+  private readonly contributors: MetricsContributor[] = [];
 
   constructor(app: string, withDefaults = true) {
     this.registry.setDefaultLabels({ app });
@@ -42,6 +43,24 @@ export class Metrics {
     ) as Histogram<L>;
   }
 
+  /** Add text produced at scrape time (BullMQ's own Prometheus export, for instance). */
+  contribute(contributor: MetricsContributor): void {
+    this.contributors.push(contributor);
+  }
+
+  /** The whole exposition: the registry plus every contributor. A failing contributor is skipped, not fatal. */
+  async scrape(): Promise<string> {
+    const parts = [await this.registry.metrics()];
+    for (const contributor of this.contributors) {
+      try {
+        parts.push(await contributor());
+      } catch (error) {
+        parts.push(`# contributor failed: ${(error as Error).message.replace(/\n/g, ' ')}`);
+      }
+    }
+    return parts.filter((p) => p.length > 0).join('\n');
+  }
+
   private getOrCreate(name: string, create: () => Counter | Gauge | Histogram): Counter | Gauge | Histogram {
     let collector = this.collectors.get(name);
     if (!collector) {
@@ -52,8 +71,5 @@ export class Metrics {
   }
 }
 
-/** Extra text appended to /metrics at scrape time (BullMQ's own exporter, stream gauges computed on demand). */
-export interface MetricsContributor {
-  contribute(): Promise<string>;
-}
-export const METRICS_CONTRIBUTORS = Symbol('METRICS_CONTRIBUTORS');
+/** Extra exposition text produced at scrape time. */
+export type MetricsContributor = () => Promise<string>;

@@ -1,0 +1,26 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Keyspace } from '@app/contracts';
+import { QunliConfig } from '@app/platform';
+import { EventLog } from './event-log.js';
+import { StreamConsumers } from './stream-consumers.js';
+
+/** The event log (append) and stream consumers (read) for an app. Requires `PlatformModule`. */
+@Global()
+@Module({})
+export class EventBusModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: EventBusModule,
+      providers: [
+        {
+          provide: Keyspace,
+          inject: [QunliConfig],
+          useFactory: (c: QunliConfig) => new Keyspace(c.QUNLI_REDIS_PREFIX, c.QUNLI_PARTITIONS),
+        },
+        EventLog,
+        StreamConsumers,
+      ],
+      exports: [Keyspace, EventLog, StreamConsumers],
+    };
+  }
+}

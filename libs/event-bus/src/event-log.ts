@@ -1,0 +1,121 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { envelopeErrors, Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
+import { Metrics, REDIS } from '@app/platform';
+
+/** Stream entry fields: `k` (kind, for people reading the stream with redis-cli) and `e` (the envelope JSON). */
+export function entryFields(event: EventEnvelope): [string, string, string, string] {
+  return ['k', event.kind, 'e', JSON.stringify(event)];
+}
+
+// Appends unless the dedup key exists; both keys share the partition's hash tag.
+// Returns {1, entryId} when appended, {0, idOfFirst} when the key was already taken.
+const APPEND_ONCE = `
+local first = redis.call('GET', KEYS[1])
+if first then return {0, first} end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+local id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'e', ARGV[4])
+return {1, id}
+`;
+
+export interface AppendOnceResult {
+  appended: boolean;
+  /** The stream entry id when appended; otherwise the event id that took the dedup key first. */
+  id: string;
+}
+
+/**
+ * The write side of the event log: validates every envelope and XADDs it to its group's partition stream.
+ * Used by producers outside a stream handler (ingress, cognition, life-director); handlers publish through
+ * their `StreamContext` so the append commits with their ack.
+ */
+@Injectable()
+export class EventLog {
+  private readonly appended;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    readonly keys: Keyspace,
+    metrics: Metrics,
+  ) {
+    this.appended = metrics.counter({
+      name: 'qunli_events_total',
+      help: 'Events appended to the log, by kind and (for decisions) outcome',
+      labelNames: ['kind', 'decision'],
+    });
+    this.redis.defineCommand('qunliAppendOnce', { numberOfKeys: 2, lua: APPEND_ONCE });
+  }
+
+  /** Throws `ValidationFailed` naming every bad field. */
+  validate(event: EventEnvelope): void {
+    const errors = envelopeErrors(event);
+    if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
+  }
+
+  count(event: EventEnvelope): void {
+    const outcome = (event.payload as { outcome?: unknown }).outcome;
+    this.appended.inc({ kind: event.kind, decision: event.kind === 'decision.made' ? String(outcome) : '' });
+  }
+
+  /** Append one event; resolves to its stream entry id once Redis has it. */
+  async append(event: EventEnvelope): Promise<string> {
+    this.validate(event);
+    const id = await this.redis.xadd(this.keys.stream(this.keys.partitionOf(event.groupId)), '*', ...entryFields(event));
+    this.count(event);
+    return id as string;
+  }
+
+  /**
+   * Append several events. Events of one partition go in one MULTI (all or none); `also` may add commands to
+   * that MULTI (keys must carry the partition's hash tag).
+   */
+  async appendAll(
+    events: EventEnvelope[],
+    also?: (tx: ReturnType<Redis['multi']>, partition: number) => void,
+  ): Promise<string[]> {
+    for (const event of events) this.validate(event);
+    const byPartition = new Map<number, EventEnvelope[]>();
+    for (const event of events) {
+      const p = this.keys.partitionOf(event.groupId);
+      byPartition.set(p, [...(byPartition.get(p) ?? []), event]);
+    }
+    const ids = new Map<EventEnvelope, string>();
+    for (const [partition, group] of byPartition) {
+      const tx = this.redis.multi();
+      for (const event of group) tx.xadd(this.keys.stream(partition), '*', ...entryFields(event));
+      also?.(tx, partition);
+      const results = await tx.exec();
+      if (!results) throw new Error(`append to partition ${partition} was aborted`);
+      group.forEach((event, i) => {
+        const [error, id] = results[i]!;
+        if (error) throw error;
+        ids.set(event, id as string);
+        this.count(event);
+      });
+    }
+    return events.map((e) => ids.get(e)!);
+  }
+
+  /**
+   * Append unless `dedupKey` was used within `ttlSeconds` (an upstream retry of the same message). Atomic: the
+   * key is taken only together with the append, so a crash never leaves a taken key without its event.
+   */
+  async appendOnce(event: EventEnvelope, dedupKey: string, ttlSeconds: number): Promise<AppendOnceResult> {
+    this.validate(event);
+    const partition = this.keys.partitionOf(event.groupId);
+    const [appended, id] = (await (
+      this.redis as unknown as {
+        qunliAppendOnce(...args: (string | number)[]): Promise<[number, string]>;
+      }
+    ).qunliAppendOnce(
+      this.keys.dedup(partition, dedupKey),
+      this.keys.stream(partition),
+      event.id,
+      ttlSeconds,
+      event.kind,
+      JSON.stringify(event),
+    )) as [number, string];
+    if (appended === 1) this.count(event);
+    return { appended: appended === 1, id };
+  }
+}
