@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { envelopeErrors, Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
 import { Metrics, REDIS } from '@app/platform';
+import { BusMetrics } from './bus-metrics.js';
 
 /** Stream entry fields: `k` (kind, for people reading the stream with redis-cli) and `e` (the envelope JSON). */
 export function entryFields(event: EventEnvelope): [string, string, string, string] {
@@ -31,18 +32,14 @@ export interface AppendOnceResult {
  */
 @Injectable()
 export class EventLog {
-  private readonly appended;
+  private readonly metrics: BusMetrics;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     readonly keys: Keyspace,
     metrics: Metrics,
   ) {
-    this.appended = metrics.counter({
-      name: 'qunli_events_total',
-      help: 'Events appended to the log, by kind and (for decisions) outcome',
-      labelNames: ['kind', 'decision'],
-    });
+    this.metrics = new BusMetrics(metrics);
     this.redis.defineCommand('qunliAppendOnce', { numberOfKeys: 2, lua: APPEND_ONCE });
   }
 
@@ -52,15 +49,18 @@ export class EventLog {
     if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
   }
 
-  count(event: EventEnvelope): void {
-    const outcome = (event.payload as { outcome?: unknown }).outcome;
-    this.appended.inc({ kind: event.kind, decision: event.kind === 'decision.made' ? String(outcome) : '' });
+  private count(event: EventEnvelope): void {
+    this.metrics.published(event);
   }
 
   /** Append one event; resolves to its stream entry id once Redis has it. */
   async append(event: EventEnvelope): Promise<string> {
     this.validate(event);
-    const id = await this.redis.xadd(this.keys.stream(this.keys.partitionOf(event.groupId)), '*', ...entryFields(event));
+    const id = await this.redis.xadd(
+      this.keys.stream(this.keys.partitionOf(event.groupId)),
+      '*',
+      ...entryFields(event),
+    );
     this.count(event);
     return id as string;
   }
@@ -114,7 +114,7 @@ export class EventLog {
       ttlSeconds,
       event.kind,
       JSON.stringify(event),
-    )) as [number, string];
+    ));
     if (appended === 1) this.count(event);
     return { appended: appended === 1, id };
   }

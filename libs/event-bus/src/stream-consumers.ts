@@ -1,11 +1,18 @@
-import { Injectable } from '@nestjs/common';
-import type { CustomTransportStrategy } from '@nestjs/microservices';
+import { Inject, Injectable, Logger, type INestApplication } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { Keyspace } from '@app/contracts';
+import { Metrics, QunliConfig, REDIS } from '@app/platform';
+import { BusMetrics } from './bus-metrics.js';
 import type { BatchHandler, ConsumerOptions } from './consumer-types.js';
+import { PartitionedConsumer } from './partitioned-consumer.js';
+import type { Dispatch, ReaderLog } from './partition-reader.js';
+import { RedisStreamsServer } from './redis-streams.server.js';
 
 /** Handle on a running consumer. */
 export interface RunningConsumer {
   start(): Promise<void>;
   stop(): Promise<void>;
+  readonly ownedPartitions: number[];
 }
 
 /**
@@ -14,15 +21,78 @@ export interface RunningConsumer {
  *   controllers receive `(event, ctx: StreamContext)`. Connect it in main.ts with `app.connectMicroservice`.
  * - `batch(group, handler)`: a consumer that hands whole batches to one handler (the projector).
  * Both own partitions by lease, re-read their pending entries first, reclaim idle ones, dead-letter entries
- * after `QUNLI_MAX_DELIVERIES` and keep a per-group inbox.
+ * after `QUNLI_MAX_DELIVERIES` failures and keep a per-group inbox.
  */
 @Injectable()
 export class StreamConsumers {
-  server(_group: string, _options: ConsumerOptions = {}): CustomTransportStrategy {
-    throw new Error('stream server: implementation in progress');
+  private readonly busMetrics: BusMetrics;
+  private readonly owned;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly config: QunliConfig,
+    metrics: Metrics,
+  ) {
+    this.busMetrics = new BusMetrics(metrics);
+    this.owned = metrics.gauge({
+      name: 'qunli_partitions_owned',
+      help: 'Event stream partitions this process reads for a consumer group',
+      labelNames: ['group'],
+    });
   }
 
-  batch(_group: string, _handler: BatchHandler, _options: ConsumerOptions = {}): RunningConsumer {
-    throw new Error('batch consumer: implementation in progress');
+  server(group: string, options: ConsumerOptions = {}): RedisStreamsServer {
+    return new RedisStreamsServer(group, (server) =>
+      this.consumer(group, options, {
+        mode: 'each',
+        handles: (kind) => server.handles(kind),
+        handle: (event, ctx) => server.dispatch(event, ctx),
+      }),
+    );
   }
+
+  batch(group: string, handler: BatchHandler, options: ConsumerOptions = {}): RunningConsumer {
+    return this.consumer(group, options, { mode: 'batch', handler });
+  }
+
+  private consumer(group: string, options: ConsumerOptions, dispatch: Dispatch): PartitionedConsumer {
+    const logger = new Logger(`stream:${group}`);
+    const log: ReaderLog = {
+      warn: (message, context) => logger.warn({ message, ...context }),
+      error: (message, context) => logger.error({ message, ...context }),
+    };
+    return new PartitionedConsumer({
+      redis: this.redis,
+      keys: this.keys,
+      group,
+      instanceId: this.config.QUNLI_INSTANCE_ID,
+      leaseMs: this.config.QUNLI_LEASE_MS,
+      settings: {
+        maxDeliveries: this.config.QUNLI_MAX_DELIVERIES,
+        claimIdleMs: this.config.QUNLI_CLAIM_IDLE_MS,
+        concurrency: options.concurrency ?? 32,
+        readCount: options.readCount ?? 100,
+        blockMs: options.blockMs ?? 1000,
+      },
+      dispatch,
+      metrics: this.busMetrics,
+      ownedGauge: this.owned,
+      log,
+    });
+  }
+}
+
+/**
+ * Attach a consumer group's stream server to an app (call before `startAllMicroservices`). The microservice
+ * inherits the app's global filters, so handlers' original errors reach the reader (see `StreamErrorFilter`).
+ */
+export function connectStreamConsumer(
+  app: INestApplication,
+  group: string,
+  options: ConsumerOptions = {},
+): RedisStreamsServer {
+  const strategy = app.get(StreamConsumers).server(group, options);
+  app.connectMicroservice({ strategy }, { inheritAppConfig: true });
+  return strategy;
 }

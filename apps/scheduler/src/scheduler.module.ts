@@ -1,0 +1,34 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+import { Keyspace, QueueName } from '@app/contracts';
+import { EventBusModule } from '@app/event-bus';
+import { PersistenceModule, ProjectorModule } from '@app/persistence';
+import { createRedis, PlatformModule, QunliConfig } from '@app/platform';
+import { EpisodeQueue } from './decisions/episode.queue.js';
+import { MessageConsumer } from './decisions/message.consumer.js';
+import { OutcomeConsumer } from './decisions/outcome.consumer.js';
+import { EventStates } from './events/event-states.repository.js';
+
+/**
+ * The fast plane: decisions about every event, the event state machine, and episode dispatch. It also runs the
+ * projector, which keeps Postgres current from the log (one consumer group with its own checkpoints).
+ */
+@Module({
+  imports: [
+    PlatformModule.forApp('scheduler'),
+    PersistenceModule.forRoot(),
+    EventBusModule.forRoot(),
+    ProjectorModule,
+    BullModule.forRootAsync({
+      inject: [QunliConfig, Keyspace],
+      useFactory: (config: QunliConfig, keys: Keyspace) => ({
+        connection: createRedis(config.REDIS_URL, 'qunli-scheduler-bullmq'),
+        prefix: keys.bullPrefix,
+      }),
+    }),
+    BullModule.registerQueue({ name: QueueName.Episodes }),
+  ],
+  controllers: [MessageConsumer, OutcomeConsumer],
+  providers: [EpisodeQueue, EventStates],
+})
+export class SchedulerModule {}

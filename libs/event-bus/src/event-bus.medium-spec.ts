@@ -1,0 +1,292 @@
+import { Controller, Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf, type MessagePayload } from '@app/contracts';
+import { PlatformModule } from '@app/platform';
+import { deleteKeys, testConfig, testRedis, uniquePrefix } from '@app/testing';
+import type { BatchEntry } from './consumer-types.js';
+import { EventBusModule } from './event-bus.module.js';
+import { EventLog } from './event-log.js';
+import { CONSUMER } from './partition-reader.js';
+import { connectStreamConsumer, StreamConsumers } from './stream-consumers.js';
+import { StreamContext } from './stream-context.js';
+import { QunliError } from '@app/contracts';
+
+const GROUP = 'scheduler';
+
+function message(text: string): MessagePayload {
+  return {
+    messageType: 'group',
+    selfId: '10001',
+    messageId: String(Math.floor(Math.random() * 1e9)),
+    sender: { userId: '20001', nickname: 'Alice', card: '', displayName: 'Alice', role: 'member' },
+    segments: [{ type: 'text', data: { text } }],
+    text,
+    truncated: false,
+    mentionsSelf: false,
+    sentAt: 1747107314,
+  };
+}
+
+function observed(groupId: string, text: string): EventOf<'message.observed'> {
+  return makeEvent({ kind: EventKind.MessageObserved, groupId, payload: message(text), source: 'test' });
+}
+
+/** What the test handler saw and did; behaviour per message text. */
+class Recorder {
+  seen: { text: string; deliveries: number; partition: number }[] = [];
+  gate: Promise<void> | undefined;
+}
+const recorder = new Recorder();
+
+@Controller()
+class TestConsumer {
+  @EventPattern<string>(EventKind.MessageObserved)
+  async onMessage(@Payload() event: EventOf<'message.observed'>, @Ctx() ctx: StreamContext): Promise<void> {
+    const text = event.payload.text;
+    recorder.seen.push({ text, deliveries: ctx.deliveries, partition: ctx.partition });
+    if (text.startsWith('poison')) throw new Error(`cannot handle ${text}`);
+    if (text.startsWith('outage')) {
+      throw new QunliError('TEST.OUTAGE', 'dependency down', { transient: true });
+    }
+    if (text.startsWith('slow')) await recorder.gate;
+    ctx.stage('RPUSH', [`${ctx.keys.prefix}:effects:{p${ctx.partition}}`], text);
+    ctx.publish(
+      makeEvent({
+        kind: EventKind.DecisionMade,
+        groupId: event.groupId,
+        source: 'test',
+        cause: event,
+        payload: { subjectEventId: event.id, outcome: 'skip', reason: `seen ${text}`, features: {}, transitions: [] },
+      }),
+    );
+  }
+}
+
+describe('event bus on real Redis', () => {
+  let redis: Redis;
+  let prefix: string;
+  const apps: INestApplication[] = [];
+  const PARTITIONS = 4;
+
+  function env(extra: Record<string, string | number> = {}) {
+    return {
+      QUNLI_REDIS_PREFIX: prefix,
+      QUNLI_PARTITIONS: PARTITIONS,
+      QUNLI_MAX_DELIVERIES: 3,
+      QUNLI_CLAIM_IDLE_MS: 200,
+      QUNLI_LEASE_MS: 1500,
+      ...extra,
+    };
+  }
+
+  async function startApp(instance: string, extra: Record<string, string | number> = {}): Promise<INestApplication> {
+    const config = testConfig('scheduler', env({ QUNLI_INSTANCE_ID: instance, ...extra }));
+    @Module({
+      imports: [PlatformModule.forApp('scheduler', { config, withoutDefaultMetrics: true }), EventBusModule.forRoot()],
+      controllers: [TestConsumer],
+    })
+    class TestModule {}
+    const app = await NestFactory.create(TestModule, {
+      logger: process.env.BUS_TEST_LOGS ? ['error', 'warn', 'log'] : false,
+    });
+    connectStreamConsumer(app, GROUP, { blockMs: 100 });
+    await app.startAllMicroservices();
+    await app.init();
+    apps.push(app);
+    return app;
+  }
+
+  async function stopApp(app: INestApplication): Promise<void> {
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+  }
+
+  async function until(predicate: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await predicate())) {
+      if (Date.now() > deadline) throw new Error('condition not reached in time');
+      await sleep(20);
+    }
+  }
+
+  const keys = () => new Keyspace(prefix, PARTITIONS);
+  const effects = (partition: number) => redis.lrange(`${prefix}:effects:{p${partition}}`, 0, -1);
+
+  async function publishedDecisions(partition: number): Promise<string[]> {
+    const entries = await redis.xrange(keys().stream(partition), '-', '+');
+    return entries
+      .filter(([, fields]) => fields[1] === EventKind.DecisionMade)
+      .map(([, fields]) => (JSON.parse(fields[3]!) as EventEnvelope<{ reason: string }>).payload.reason);
+  }
+
+  beforeEach(() => {
+    prefix = uniquePrefix('bus');
+    recorder.seen = [];
+    recorder.gate = undefined;
+    redis = testRedis();
+  });
+
+  afterEach(async () => {
+    for (const app of [...apps]) await stopApp(app);
+    await deleteKeys(redis, prefix);
+    await redis.quit();
+  });
+
+  it('handles each event once, in order per group, and commits published events with the ack', async () => {
+    const app = await startApp('a');
+    const log = app.get(EventLog);
+    const g = '30001';
+    for (const text of ['one', 'two', 'three']) await log.append(observed(g, text));
+    const p = keys().partitionOf(g);
+    await until(async () => (await effects(p)).length === 3);
+    expect(await effects(p)).toEqual(['one', 'two', 'three']);
+    await until(async () => (await publishedDecisions(p)).length === 3);
+    expect(await publishedDecisions(p)).toEqual(['seen one', 'seen two', 'seen three']);
+    const pending = (await redis.xpending(keys().stream(p), GROUP)) as [number];
+    await until(async () => ((await redis.xpending(keys().stream(p), GROUP)) as [number])[0] === 0);
+    expect(pending[0]).toBeLessThanOrEqual(3);
+  });
+
+  it('re-reads its own pending entries on start (a consumer that died after reading)', async () => {
+    const g = '30002';
+    const k = keys();
+    const p = k.partitionOf(g);
+    await redis.xgroup('CREATE', k.stream(p), GROUP, '0', 'MKSTREAM');
+    for (const text of ['before-crash-1', 'before-crash-2']) {
+      const e = observed(g, text);
+      await redis.xadd(k.stream(p), '*', 'k', e.kind, 'e', JSON.stringify(e));
+    }
+    // A consumer reads them and dies before acknowledging.
+    await redis.xreadgroup('GROUP', GROUP, CONSUMER, 'COUNT', 10, 'STREAMS', k.stream(p), '>');
+    expect(((await redis.xpending(k.stream(p), GROUP)) as [number])[0]).toBe(2);
+
+    await startApp('b');
+    await until(async () => (await effects(p)).length === 2);
+    expect(await effects(p)).toEqual(['before-crash-1', 'before-crash-2']);
+    expect(recorder.seen.map((s) => s.deliveries)).toEqual([2, 2]);
+    await until(async () => ((await redis.xpending(k.stream(p), GROUP)) as [number])[0] === 0);
+  });
+
+  it('dead-letters a poison event after N failed deliveries while later events of the same group flow', async () => {
+    const app = await startApp('a');
+    const log = app.get(EventLog);
+    const g = '30003';
+    const p = keys().partitionOf(g);
+    await log.append(observed(g, 'before'));
+    await log.append(observed(g, 'poison pill'));
+    await log.append(observed(g, 'after-1'));
+    await log.append(observed(g, 'after-2'));
+
+    await until(async () => (await redis.xlen(keys().deadLetters(p))) === 1);
+    const [[, fields]] = (await redis.xrange(keys().deadLetters(p), '-', '+')) as [[string, string[]]];
+    const dead = Object.fromEntries(
+      fields.reduce<[string, string][]>((pairs, v, i, all) => {
+        if (i % 2 === 0) pairs.push([v, all[i + 1]!]);
+        return pairs;
+      }, []),
+    );
+    expect(dead).toMatchObject({ group: GROUP, reason: 'max_deliveries', k: EventKind.MessageObserved });
+    expect(dead.error).toContain('cannot handle poison pill');
+    expect((JSON.parse(dead.e!) as EventEnvelope<MessagePayload>).payload.text).toBe('poison pill');
+
+    expect(recorder.seen.filter((s) => s.text === 'poison pill')).toHaveLength(3);
+    expect(await effects(p)).toEqual(['before', 'after-1', 'after-2']);
+    // The later events did not wait for the poison to be dead-lettered.
+    const order = recorder.seen.map((s) => s.text);
+    expect(order.indexOf('after-2')).toBeLessThan(order.lastIndexOf('poison pill'));
+    await until(async () => ((await redis.xpending(keys().stream(p), GROUP)) as [number])[0] === 0);
+  });
+
+  it('retries a handler that reports a dependency outage without dead-lettering it', async () => {
+    const app = await startApp('a', { QUNLI_MAX_DELIVERIES: 2 });
+    const g = '30004';
+    const p = keys().partitionOf(g);
+    await app.get(EventLog).append(observed(g, 'outage'));
+    await until(() => recorder.seen.filter((s) => s.text === 'outage').length >= 4);
+    expect(await redis.xlen(keys().deadLetters(p))).toBe(0);
+    expect(((await redis.xpending(keys().stream(p), GROUP)) as [number])[0]).toBe(1);
+  });
+
+  it('dead-letters an entry that is not a valid envelope without calling any handler', async () => {
+    const app = await startApp('a');
+    const k = keys();
+    await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', '{"kind":"message.observed","id":5}');
+    await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', 'not json');
+    await until(async () => (await redis.xlen(k.deadLetters(0))) === 2);
+    const reasons = (await redis.xrange(k.deadLetters(0), '-', '+')).map(([, f]) => f[f.indexOf('reason') + 1]);
+    expect(reasons.sort()).toEqual(['bad_json', 'invalid_envelope']);
+    expect(recorder.seen).toHaveLength(0);
+    expect(app).toBeDefined();
+  });
+
+  it('a redelivered event changes nothing: the same event appended twice is handled once', async () => {
+    const app = await startApp('a');
+    const g = '30005';
+    const p = keys().partitionOf(g);
+    const event = observed(g, 'only-once');
+    const log = app.get(EventLog);
+    await log.append(event);
+    await until(async () => (await effects(p)).length === 1);
+    await log.append(event);
+    await log.append(observed(g, 'marker'));
+    await until(async () => (await effects(p)).length === 2);
+    expect(await effects(p)).toEqual(['only-once', 'marker']);
+    expect(await publishedDecisions(p)).toEqual(['seen only-once', 'seen marker']);
+  });
+
+  it('splits partitions between two members and hands them over when one leaves, losing nothing', async () => {
+    const a = await startApp('a');
+    const b = await startApp('b');
+    const serverA = a.get(StreamConsumers);
+    expect(serverA).toBeDefined();
+    await until(async () => {
+      const owners = await Promise.all([0, 1, 2, 3].map((p) => redis.get(keys().lease(GROUP, p))));
+      return owners.filter((o) => o === 'a').length === 2 && owners.filter((o) => o === 'b').length === 2;
+    });
+    const log = a.get(EventLog);
+    const groups = ['31001', '31002', '31003', '31004', '31005', '31006', '31007', '31008'];
+    for (const g of groups) await log.append(observed(g, `first ${g}`));
+    await stopApp(b);
+    for (const g of groups) await log.append(observed(g, `second ${g}`));
+    await until(async () => {
+      const all = await Promise.all([0, 1, 2, 3].map((p) => effects(p)));
+      return all.flat().length === groups.length * 2;
+    }, 15_000);
+    const all = (await Promise.all([0, 1, 2, 3].map((p) => effects(p)))).flat();
+    expect(new Set(all).size).toBe(groups.length * 2);
+    const owners = await Promise.all([0, 1, 2, 3].map((p) => redis.get(keys().lease(GROUP, p))));
+    expect(owners).toEqual(['a', 'a', 'a', 'a']);
+  });
+
+  it('batch consumers get entries in log order and isolate a poison entry', async () => {
+    const app = await startApp('a');
+    const received: string[] = [];
+    const handler = {
+      async handleBatch(entries: BatchEntry[]): Promise<void> {
+        const texts = entries
+          .filter((e) => e.event.kind === EventKind.MessageObserved)
+          .map((e) => (e.event.payload as MessagePayload).text);
+        if (texts.includes('unprojectable')) throw new Error('cannot project');
+        received.push(...texts);
+      },
+    };
+    const g = '30006';
+    const log = app.get(EventLog);
+    for (const text of ['b1', 'b2', 'unprojectable', 'b3', 'b4']) await log.append(observed(g, text));
+    const consumer = app.get(StreamConsumers).batch('projector', handler, { blockMs: 100 });
+    await consumer.start();
+    try {
+      const p = keys().partitionOf(g);
+      await until(async () => (await redis.xlen(keys().deadLetters(p))) === 1);
+      await until(() => received.length === 4);
+      expect(received).toEqual(['b1', 'b2', 'b3', 'b4']);
+      const [[, fields]] = (await redis.xrange(keys().deadLetters(p), '-', '+')) as [[string, string[]]];
+      expect(fields[fields.indexOf('group') + 1]).toBe('projector');
+    } finally {
+      await consumer.stop();
+    }
+  }, 20_000);
+});

@@ -1,0 +1,86 @@
+import type { Redis } from 'ioredis';
+import type { Gauge } from 'prom-client';
+import type { Keyspace } from '@app/contracts';
+import { PartitionLeases } from './partition-leases.js';
+import { PartitionReader, type Dispatch, type ReaderLog, type ReaderSettings } from './partition-reader.js';
+import type { BusMetrics } from './bus-metrics.js';
+
+export interface PartitionedConsumerOptions {
+  redis: Redis;
+  keys: Keyspace;
+  group: string;
+  instanceId: string;
+  leaseMs: number;
+  settings: ReaderSettings;
+  dispatch: Dispatch;
+  metrics: BusMetrics;
+  ownedGauge: Gauge<'group'>;
+  log: ReaderLog;
+}
+
+/**
+ * One consumer group's reading in one process: leases decide which partitions are ours, and each owned
+ * partition gets a `PartitionReader` with its own blocking connection.
+ */
+export class PartitionedConsumer {
+  private readonly readers = new Map<number, { reader: PartitionReader; connection: Redis }>();
+  private readonly leases: PartitionLeases;
+
+  constructor(private readonly options: PartitionedConsumerOptions) {
+    this.leases = new PartitionLeases(
+      options.redis,
+      options.keys,
+      options.group,
+      options.instanceId,
+      options.leaseMs,
+      { acquired: (p) => this.startReader(p), released: (p, lost) => this.stopReader(p, lost) },
+      (error) => options.log.error('partition lease error', { group: options.group, error: String(error) }),
+    );
+  }
+
+  get ownedPartitions(): number[] {
+    return [...this.leases.partitions].sort((a, b) => a - b);
+  }
+
+  async start(): Promise<void> {
+    await this.leases.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.leases.stop();
+  }
+
+  private async startReader(partition: number): Promise<void> {
+    const { options } = this;
+    const connection = options.redis.duplicate({ connectionName: `qunli-${options.group}-p${partition}` });
+    const reader = new PartitionReader(
+      options.redis,
+      connection,
+      options.keys,
+      options.group,
+      partition,
+      options.settings,
+      options.dispatch,
+      options.metrics,
+      options.log,
+    );
+    this.readers.set(partition, { reader, connection });
+    await reader.start();
+    options.ownedGauge.set({ group: options.group }, this.readers.size);
+  }
+
+  private async stopReader(partition: number, lost: boolean): Promise<void> {
+    const running = this.readers.get(partition);
+    if (!running) return;
+    this.readers.delete(partition);
+    if (lost) {
+      this.options.log.warn('partition lease lost; stopping its reader', { group: this.options.group, partition });
+    }
+    // stop() marks the reader stopped synchronously; closing its connection then ends a pending
+    // XREADGROUP BLOCK at once instead of after its timeout.
+    const stopping = running.reader.stop();
+    running.connection.disconnect();
+    await stopping;
+    this.options.ownedGauge.set({ group: this.options.group }, this.readers.size);
+  }
+}

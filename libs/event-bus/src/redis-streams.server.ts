@@ -1,0 +1,57 @@
+import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import { isObservable, lastValueFrom } from 'rxjs';
+import type { EventEnvelope } from '@app/contracts';
+import type { PartitionedConsumer } from './partitioned-consumer.js';
+import type { StreamContext } from './stream-context.js';
+
+/**
+ * A Nest microservice transport over Redis Streams. Nest's own Redis transporter is fire-and-forget pub/sub; this
+ * one is a consumer group with leases, pending re-reads, a janitor, dead-letters and an inbox (see
+ * `PartitionReader`). Controllers subscribe with `@EventPattern(kind)` and receive `(event, ctx: StreamContext)`.
+ */
+export class RedisStreamsServer extends Server implements CustomTransportStrategy {
+  private consumer: PartitionedConsumer | undefined;
+
+  constructor(
+    readonly group: string,
+    private readonly createConsumer: (server: RedisStreamsServer) => PartitionedConsumer,
+  ) {
+    super();
+  }
+
+  handles(kind: string): boolean {
+    return this.messageHandlers.has(kind);
+  }
+
+  /** Run the controller method for this event; a thrown error or errored observable rejects. */
+  async dispatch(event: EventEnvelope, ctx: StreamContext): Promise<void> {
+    const handler = this.getHandlerByPattern(event.kind);
+    if (!handler) return;
+    const result: unknown = await handler(event, ctx);
+    if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+  }
+
+  listen(callback: (error?: unknown) => void): void {
+    this.consumer = this.createConsumer(this);
+    this.consumer.start().then(
+      () => callback(),
+      (error: unknown) => callback(error),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.consumer?.stop();
+  }
+
+  get partitions(): number[] {
+    return this.consumer?.ownedPartitions ?? [];
+  }
+
+  on(): never {
+    throw new Error('RedisStreamsServer has no event listeners; watch /metrics and /health instead');
+  }
+
+  unwrap<T>(): T {
+    return this.consumer as T;
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * The chat simulator's single page: plain HTML, CSS and JS, no build step. Talks to the simulator server through
+ * `GET /sim/config`, `POST /sim/say` and the server-sent event stream `GET /sim/feed`. Everything people type is
+ * put into the DOM with `textContent`, never as HTML.
+ */
+export const SIMULATOR_PAGE = `<!doctype html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>qunli 群聊模拟器 · chat simulator</title>
+<style>
+  :root { --bg: #f3f4f6; --panel: #fff; --line: #e5e7eb; --me: #95ec69; --bot: #fff; --muted: #6b7280; --accent: #2563eb; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.5 system-ui, -apple-system, "PingFang SC", "Microsoft YaHei", sans-serif; background: var(--bg); color: #111827; height: 100vh; display: flex; }
+  aside { width: 240px; background: #1f2937; color: #e5e7eb; display: flex; flex-direction: column; }
+  aside h1 { font-size: 16px; margin: 0; padding: 14px 16px; border-bottom: 1px solid #374151; }
+  aside h1 small { display: block; font-weight: normal; color: #9ca3af; font-size: 12px; }
+  #chats { flex: 1; overflow-y: auto; list-style: none; margin: 0; padding: 0; }
+  #chats li { padding: 10px 16px; cursor: pointer; border-bottom: 1px solid #374151; }
+  #chats li.active { background: #374151; }
+  #chats li .unread { float: right; background: #ef4444; color: #fff; border-radius: 9px; padding: 0 6px; font-size: 12px; }
+  .newchat { padding: 10px 16px; display: flex; gap: 6px; border-top: 1px solid #374151; }
+  .newchat input { flex: 1; min-width: 0; }
+  main { flex: 1; display: flex; flex-direction: column; min-width: 0; }
+  header { background: var(--panel); border-bottom: 1px solid var(--line); padding: 10px 16px; display: flex; align-items: center; gap: 12px; }
+  header .title { font-weight: 600; }
+  header .status { margin-left: auto; color: var(--muted); font-size: 12px; }
+  #log { flex: 1; overflow-y: auto; padding: 16px; }
+  .msg { display: flex; flex-direction: column; margin: 8px 0; max-width: 70%; }
+  .msg .who { font-size: 12px; color: var(--muted); }
+  .msg .bubble { padding: 8px 12px; border-radius: 8px; white-space: pre-wrap; word-break: break-word; background: var(--bot); border: 1px solid var(--line); }
+  .msg.user { margin-left: auto; align-items: flex-end; }
+  .msg.user .bubble { background: var(--me); border-color: #7dd35a; }
+  .msg.bot .bubble { border-left: 3px solid var(--accent); }
+  .msg .quote { font-size: 12px; color: var(--muted); margin-bottom: 2px; }
+  .notice { text-align: center; color: var(--muted); font-size: 12px; margin: 8px 0; }
+  .notice.error { color: #b91c1c; }
+  form { background: var(--panel); border-top: 1px solid var(--line); padding: 10px 16px; display: grid; grid-template-columns: auto auto auto 1fr auto; gap: 8px; align-items: center; }
+  form label { font-size: 12px; color: var(--muted); display: flex; flex-direction: column; }
+  form textarea { grid-column: 1 / 5; resize: vertical; min-height: 44px; font: inherit; padding: 6px 8px; }
+  form button { grid-column: 5; grid-row: 2; height: 44px; padding: 0 18px; background: var(--accent); color: #fff; border: 0; border-radius: 6px; font: inherit; cursor: pointer; }
+  form button:disabled { opacity: .5; }
+  input { font: inherit; padding: 4px 6px; border: 1px solid var(--line); border-radius: 4px; }
+  .at { flex-direction: row !important; align-items: center; gap: 4px; color: #111827 !important; font-size: 14px !important; }
+</style>
+</head>
+<body>
+<aside>
+  <h1>qunli 群聊模拟器<small>chat simulator · OneBot v11</small></h1>
+  <ul id="chats"></ul>
+  <div class="newchat"><input id="newGroup" placeholder="群号 group id" inputmode="numeric"><button type="button" id="addGroup">加入 join</button></div>
+</aside>
+<main>
+  <header><span class="title" id="chatTitle">选择一个群 · pick a group</span><span class="status" id="status">连接中 connecting…</span></header>
+  <div id="log"></div>
+  <form id="say" autocomplete="off">
+    <label>QQ 号 user id<input id="userId" required inputmode="numeric" size="10"></label>
+    <label>昵称 nickname<input id="nickname" required size="10"></label>
+    <label class="at"><input type="checkbox" id="atSelf"> @机器人 mention bot</label>
+    <span></span>
+    <textarea id="text" placeholder="输入消息，Enter 发送，Shift+Enter 换行 · type a message, Enter to send"></textarea>
+    <button id="send">发送 send</button>
+  </form>
+</main>
+<script>
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const state = { config: null, entries: [], chats: new Map(), current: null, unread: new Map() };
+  const stored = JSON.parse(localStorage.getItem('qunli-sim') || '{}');
+  $('userId').value = stored.userId || '20001';
+  $('nickname').value = stored.nickname || 'Alice';
+  $('atSelf').checked = stored.atSelf !== false;
+
+  function chatKey(entry) { return entry.groupId ? 'g:' + entry.groupId : 'p:' + entry.userId; }
+  function chatLabel(key) { return key.startsWith('g:') ? '群 ' + key.slice(2) : '私聊 ' + key.slice(2); }
+
+  function ensureChat(key) {
+    if (!state.chats.has(key)) state.chats.set(key, []);
+    if (!state.current && key.startsWith('g:')) select(key);
+  }
+
+  function renderChats() {
+    const list = $('chats');
+    list.textContent = '';
+    for (const key of [...state.chats.keys()].sort()) {
+      const li = document.createElement('li');
+      li.textContent = chatLabel(key);
+      if (key === state.current) li.className = 'active';
+      const unread = state.unread.get(key) || 0;
+      if (unread > 0) { const badge = document.createElement('span'); badge.className = 'unread'; badge.textContent = unread; li.appendChild(badge); }
+      li.onclick = () => select(key);
+      list.appendChild(li);
+    }
+  }
+
+  function select(key) {
+    state.current = key;
+    state.unread.set(key, 0);
+    $('chatTitle').textContent = chatLabel(key);
+    $('send').disabled = !key.startsWith('g:');
+    renderLog();
+    renderChats();
+  }
+
+  function entryNode(entry) {
+    if (entry.kind === 'error' || entry.kind === 'system') {
+      const div = document.createElement('div');
+      div.className = 'notice' + (entry.kind === 'error' ? ' error' : '');
+      div.textContent = entry.text;
+      return div;
+    }
+    const div = document.createElement('div');
+    div.className = 'msg ' + entry.kind;
+    const who = document.createElement('span');
+    who.className = 'who';
+    const time = new Date(entry.at).toLocaleTimeString();
+    who.textContent = entry.kind === 'bot'
+      ? (state.config ? state.config.nickname : 'bot') + ' (' + (state.config ? state.config.selfId : '') + ') · ' + time
+      : entry.nickname + ' (' + entry.userId + ') · ' + time;
+    div.appendChild(who);
+    if (entry.replyTo) {
+      const quote = document.createElement('span');
+      quote.className = 'quote';
+      const quoted = state.entries.find((e) => String(e.messageId) === String(entry.replyTo));
+      quote.textContent = '↪ 回复 ' + (quoted ? quoted.nickname + '：' + quoted.text.slice(0, 30) : '#' + entry.replyTo);
+      div.appendChild(quote);
+    }
+    const bubble = document.createElement('div');
+    bubble.className = 'bubble';
+    bubble.textContent = entry.text;
+    div.appendChild(bubble);
+    return div;
+  }
+
+  function renderLog() {
+    const log = $('log');
+    log.textContent = '';
+    for (const entry of state.chats.get(state.current) || []) log.appendChild(entryNode(entry));
+    log.scrollTop = log.scrollHeight;
+  }
+
+  function add(entry) {
+    state.entries.push(entry);
+    if (!entry.groupId && !entry.userId) {
+      if (state.current) { state.chats.get(state.current).push(entry); renderLog(); }
+      return;
+    }
+    const key = chatKey(entry);
+    ensureChat(key);
+    state.chats.get(key).push(entry);
+    if (key === state.current) {
+      const log = $('log');
+      const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+      log.appendChild(entryNode(entry));
+      if (atBottom || entry.kind === 'user') log.scrollTop = log.scrollHeight;
+    } else {
+      state.unread.set(key, (state.unread.get(key) || 0) + 1);
+    }
+    renderChats();
+  }
+
+  $('addGroup').onclick = () => {
+    const id = $('newGroup').value.trim();
+    if (!/^[0-9]{1,12}$/.test(id)) { $('newGroup').focus(); return; }
+    ensureChat('g:' + id);
+    select('g:' + id);
+    $('newGroup').value = '';
+  };
+
+  async function send() {
+    const text = $('text').value;
+    if (!text.trim() || !state.current || !state.current.startsWith('g:')) return;
+    const body = { groupId: state.current.slice(2), userId: $('userId').value.trim(), nickname: $('nickname').value.trim(), text, atSelf: $('atSelf').checked };
+    localStorage.setItem('qunli-sim', JSON.stringify({ userId: body.userId, nickname: body.nickname, atSelf: body.atSelf }));
+    $('send').disabled = true;
+    try {
+      const response = await fetch('/sim/say', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (response.ok) $('text').value = '';
+      else if (response.status === 400) alert((await response.json()).message);
+    } finally {
+      $('send').disabled = false;
+      $('text').focus();
+    }
+  }
+
+  $('say').onsubmit = (e) => { e.preventDefault(); void send(); };
+  $('text').onkeydown = (e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); void send(); } };
+
+  fetch('/sim/config').then((r) => r.json()).then((config) => {
+    state.config = config;
+    for (const id of config.groups) ensureChat('g:' + id);
+    renderChats();
+    const feed = new EventSource('/sim/feed');
+    feed.onopen = () => { $('status').textContent = '已连接 · ingress ' + config.ingressUrl + ' · bot ' + config.selfId; };
+    feed.onerror = () => { $('status').textContent = '连接断开，重试中 · disconnected, retrying…'; };
+    feed.addEventListener('reset', () => { state.entries = []; for (const list of state.chats.values()) list.length = 0; renderLog(); });
+    feed.onmessage = (e) => add(JSON.parse(e.data));
+  });
+})();
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,189 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifySignature } from '@app/onebot';
+import { startSimulator, type FeedEntry, type RunningSimulator } from './simulator.js';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: Record<string, unknown>;
+}
+
+async function startIngress(): Promise<{ url: string; received: Received[]; server: Server }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown> });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onebot/v11/http`, received, server };
+}
+
+/** Reads the page's server-sent event stream and hands out entries as they arrive. */
+class FeedReader {
+  private buffer = '';
+  private readonly entries: FeedEntry[] = [];
+  private readonly controller = new AbortController();
+  private reader!: ReadableStreamDefaultReader<Uint8Array>;
+
+  async open(url: string): Promise<void> {
+    const response = await fetch(`${url}/sim/feed`, { signal: this.controller.signal });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    this.reader = response.body!.getReader();
+  }
+
+  async next(predicate: (e: FeedEntry) => boolean): Promise<FeedEntry> {
+    const decoder = new TextDecoder();
+    for (;;) {
+      const found = this.entries.find(predicate);
+      if (found) return found;
+      const { value, done } = await this.reader.read();
+      if (done) throw new Error('feed closed');
+      this.buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+        const frame = this.buffer.slice(0, end);
+        this.buffer = this.buffer.slice(end + 2);
+        if (frame.split('\n').some((l) => l.startsWith('event:'))) continue;
+        const data = frame
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
+        if (data) this.entries.push(JSON.parse(data));
+      }
+    }
+  }
+
+  close(): void {
+    this.controller.abort();
+  }
+}
+
+describe('chat simulator', () => {
+  let ingress: Awaited<ReturnType<typeof startIngress>>;
+  let simulator: RunningSimulator;
+
+  beforeEach(async () => {
+    ingress = await startIngress();
+    simulator = await startSimulator({
+      port: 0,
+      host: '127.0.0.1',
+      ingressUrl: ingress.url,
+      selfId: '10001',
+      nickname: '小群',
+      accessToken: 'tok',
+      secret: 'sec',
+      groups: ['30001'],
+    });
+  });
+
+  afterEach(async () => {
+    await simulator.stop();
+    ingress.server.closeAllConnections();
+    await new Promise<void>((resolve) => ingress.server.close(() => resolve()));
+  });
+
+  it('serves the chat page', async () => {
+    const response = await fetch(`${simulator.url}/`);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    const html = await response.text();
+    expect(html).toContain('群聊模拟器');
+    expect(html).toContain('/sim/feed');
+  });
+
+  it('posts what a person types to ingress as a signed NapCat group message', async () => {
+    const response = await fetch(`${simulator.url}/sim/say`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ groupId: '30001', userId: '20002', nickname: 'Bob', text: '在吗？', atSelf: true }),
+    });
+    expect(response.status).toBe(200);
+    expect(ingress.received).toHaveLength(1);
+    const [got] = ingress.received;
+    expect(got!.headers.authorization).toBe('Bearer tok');
+    expect(verifySignature('sec', got!.raw, got!.headers['x-signature'] as string)).toBe(true);
+    expect(got!.body).toMatchObject({
+      post_type: 'message',
+      message_type: 'group',
+      self_id: 10001,
+      group_id: 30001,
+      user_id: 20002,
+      sender: { user_id: 20002, nickname: 'Bob' },
+      message: [
+        { type: 'at', data: { qq: '10001' } },
+        { type: 'text', data: { text: ' 在吗？' } },
+      ],
+    });
+    expect(simulator.feed.some((e) => e.kind === 'user' && e.text === '@小群 在吗？')).toBe(true);
+  });
+
+  it("shows the bot's send_group_msg in the page's feed", async () => {
+    const feed = new FeedReader();
+    await feed.open(simulator.url);
+    try {
+      await feed.next((e) => e.kind === 'system');
+      const api = await fetch(`${simulator.url}/send_group_msg`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer tok' },
+        body: JSON.stringify({
+          group_id: 30001,
+          message: [
+            { type: 'reply', data: { id: '123' } },
+            { type: 'text', data: { text: '我在呢' } },
+          ],
+        }),
+      });
+      const answer = (await api.json()) as { data: { message_id: number } };
+      expect(answer).toMatchObject({ status: 'ok', retcode: 0 });
+      const entry = await feed.next((e) => e.kind === 'bot');
+      expect(entry).toMatchObject({
+        groupId: '30001',
+        text: '我在呢',
+        replyTo: '123',
+        messageId: answer.data.message_id,
+      });
+    } finally {
+      feed.close();
+    }
+  });
+
+  it('checks the OneBot token on the API side like the real thing', async () => {
+    const api = await fetch(`${simulator.url}/send_group_msg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ group_id: 30001, message: 'x' }),
+    });
+    expect(api.status).toBe(401);
+    expect(simulator.feed.some((e) => e.kind === 'bot')).toBe(false);
+  });
+
+  it('rejects a bad message from the page with a clear reason and posts nothing', async () => {
+    const response = await fetch(`${simulator.url}/sim/say`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ groupId: 'abc', userId: '20002', nickname: '', text: 'hi' }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { problems: string[] };
+    expect(body.problems).toHaveLength(2);
+    expect(ingress.received).toHaveLength(0);
+  });
+
+  it('says so in the feed when ingress cannot be reached', async () => {
+    ingress.server.closeAllConnections();
+    await new Promise<void>((resolve) => ingress.server.close(() => resolve()));
+    const response = await fetch(`${simulator.url}/sim/say`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ groupId: '30001', userId: '20002', nickname: 'Bob', text: 'hi' }),
+    });
+    expect(response.status).toBe(502);
+    expect(simulator.feed.some((e) => e.kind === 'error' && e.text.includes('ingress'))).toBe(true);
+  });
+});
