@@ -4,9 +4,9 @@ import { Keyspace, QueueName } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule, ProjectorModule } from '@app/persistence';
 import { createRedis, PlatformModule, QunliConfig } from '@app/platform';
-import { EpisodeQueue } from './decisions/episode.queue.js';
-import { MessageConsumer } from './decisions/message.consumer.js';
-import { OutcomeConsumer } from './decisions/outcome.consumer.js';
+import { EpisodeQueue } from './episodes/episode.queue.js';
+import { MessageConsumer } from './messages/message.consumer.js';
+import { OutcomeConsumer } from './events/outcome.consumer.js';
 import { EventStates } from './events/event-states.repository.js';
 
 /**

@@ -95,6 +95,11 @@ export class Keyspace {
     return `${this.prefix}:episode-done:${this.tag(partition)}:${episodeId}`;
   }
 
+  /** The life director's current activity; lives in the partition of its `personal.*` events. */
+  lifeState(partition: number): string {
+    return `${this.prefix}:life:${this.tag(partition)}:current`;
+  }
+
   /** Lease on one partition for one consumer group. */
   lease(group: string, partition: number): string {
     return `${this.prefix}:lease:${group}:${partition}`;

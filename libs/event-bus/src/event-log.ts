@@ -103,7 +103,7 @@ export class EventLog {
   async appendOnce(event: EventEnvelope, dedupKey: string, ttlSeconds: number): Promise<AppendOnceResult> {
     this.validate(event);
     const partition = this.keys.partitionOf(event.groupId);
-    const [appended, id] = (await (
+    const [appended, id] = await (
       this.redis as unknown as {
         qunliAppendOnce(...args: (string | number)[]): Promise<[number, string]>;
       }
@@ -114,7 +114,7 @@ export class EventLog {
       ttlSeconds,
       event.kind,
       JSON.stringify(event),
-    ));
+    );
     if (appended === 1) this.count(event);
     return { appended: appended === 1, id };
   }

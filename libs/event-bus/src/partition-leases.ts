@@ -8,6 +8,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `;
+// Free, or still held by this instance id from a previous life (a restart with a stable id, e.g. a pod name).
+const ACQUIRE = `
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+`;
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
@@ -107,14 +116,14 @@ export class PartitionLeases {
     for (let i = 0; i < this.keys.partitions && this.owned.size < share && !this.stopped; i++) {
       const partition = (start + i) % this.keys.partitions;
       if (this.owned.has(partition)) continue;
-      const taken = await this.redis.set(
+      const taken = (await this.redis.eval(
+        ACQUIRE,
+        1,
         this.keys.lease(this.group, partition),
         this.instanceId,
-        'PX',
         this.leaseMs,
-        'NX',
-      );
-      if (taken === 'OK') {
+      )) as number;
+      if (taken === 1) {
         this.owned.add(partition);
         await this.listener.acquired(partition);
       }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { QunliError } from '@app/contracts';
 import { ConfigError, loadConfig, type AppName, type QunliConfig } from './config.js';
 import { createLogger } from './logger.js';
 
@@ -31,7 +32,23 @@ export async function bootstrap(
     throw error;
   }
   const logger = createLogger(app, config.QUNLI_LOG_LEVEL);
-  const nest = await NestFactory.create(moduleFactory(config) as never, { logger, bufferLogs: false, rawBody: true });
+  let nest: INestApplication;
+  try {
+    nest = await NestFactory.create(moduleFactory(config) as never, {
+      logger,
+      bufferLogs: false,
+      rawBody: true,
+      abortOnError: false,
+    });
+  } catch (error) {
+    // A setting that validated but points at something unusable (a broken persona file, a schema behind its
+    // migrations): one line naming the problem, no stack trace, and the configuration exit code.
+    if (error instanceof QunliError) {
+      process.stderr.write(`${JSON.stringify({ level: 'fatal', context: app, ...error.toJSON() })}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
   nest.enableShutdownHooks();
   await options.configure?.(nest, config);
   await nest.startAllMicroservices();

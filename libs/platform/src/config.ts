@@ -363,7 +363,7 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
 
   const config = plainToInstance(QunliConfig, converted, { exposeDefaultValues: true });
   for (const error of validateSync(config)) {
-    const shown = JSON.stringify((converted)[error.property] ?? null);
+    const shown = JSON.stringify(converted[error.property] ?? null);
     const reasons = Object.values(error.constraints ?? {}).join(', ');
     problems.push(`${error.property} ${reasons} (got ${shown})`);
   }

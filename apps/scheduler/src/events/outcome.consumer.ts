@@ -2,9 +2,9 @@ import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { EventKind, makeEvent, type ContextMessage, type EventEnvelope, type EventOf } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
-import { EventStates } from '../events/event-states.repository.js';
-import { RECENT_KEPT } from './message.consumer.js';
-import { afterEpisode, afterSendProblem, afterSent, type OutcomeMove } from './outcome.rules.js';
+import { EventStates } from './event-states.repository.js';
+import { RECENT_KEPT } from '../messages/message.consumer.js';
+import { afterEpisode, afterSendProblem, afterSent, type OutcomeMove } from '../decisions/outcome.rules.js';
 
 /**
  * Closes the loop on events in deliberation: when the episode or the send reports back, the subject event moves

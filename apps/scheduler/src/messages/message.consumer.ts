@@ -12,8 +12,8 @@ import {
 } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
 import { Clock, QunliConfig, REDIS } from '@app/platform';
-import { EpisodeQueue } from './episode.queue.js';
-import { decideOnMessage } from './message-decision.policy.js';
+import { EpisodeQueue } from '../episodes/episode.queue.js';
+import { decideOnMessage } from '../decisions/message-decision.policy.js';
 import { EventStates } from '../events/event-states.repository.js';
 
 /** Messages kept per group for prompts (the ADR asks for the last 8–12). */

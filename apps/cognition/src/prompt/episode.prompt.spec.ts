@@ -1,0 +1,137 @@
+import type { ContextMessage, MessagePayload } from '@app/contracts';
+import { effectivePersona, parsePersona } from '@app/persona';
+import { buildEpisodePrompt, CONTEXT_LIMIT, correctionPrompt, SECTION, SELF_MARK } from './episode.prompt.js';
+
+const persona = parsePersona({
+  identity: { name: '林小满', aliases: ['小满'], description: '大三学生，住宿舍。' },
+  values: ['真诚'],
+  mood: '平静',
+  interests: ['猫', '做饭'],
+  participationBias: 0.4,
+  curiosity: 0.8,
+  sociability: 0.6,
+  patience: 0.5,
+  toolBias: 0.2,
+  speakingStyle: '口语、简短',
+  groupOverrides: { '30001': { notes: '大学同学群' } },
+  routine: [],
+});
+
+// 2025-05-13 12:00:00 in Asia/Shanghai.
+const NOON = Date.UTC(2025, 4, 13, 4, 0, 0) / 1000;
+
+const trigger: MessagePayload = {
+  messageType: 'group',
+  selfId: '10001',
+  messageId: '9001',
+  groupName: '摸鱼研究所',
+  sender: { userId: '20001', nickname: 'zhen', card: '阿珍', displayName: '阿珍', role: 'admin' },
+  segments: [{ type: 'text', data: { text: '小满晚上吃啥' } }],
+  text: '@小满 晚上吃啥',
+  truncated: false,
+  mentionsSelf: true,
+  directReason: 'at',
+  sentAt: NOON + 65,
+};
+
+function line(i: number, userId: string, name: string, text: string, fromSelf = false): ContextMessage {
+  return { eventId: `e${i}`, messageId: `m${i}`, userId, displayName: name, text, sentAt: NOON + i, fromSelf };
+}
+
+function prompt(context: ContextMessage[], payload: MessagePayload = trigger, groupId: string | null = '30001') {
+  const messages = buildEpisodePrompt({
+    persona: effectivePersona(persona, groupId),
+    selfId: '10001',
+    groupId,
+    trigger: payload,
+    context,
+    activity: null,
+    now: new Date((NOON + 70) * 1000),
+  });
+  return { messages, text: messages.map((m) => m.content).join('\n\n') };
+}
+
+describe('episode prompt', () => {
+  it('puts the persona in the system message and every ADR §14 section in order', () => {
+    const { messages, text } = prompt([line(1, '20002', '阿强', '今天好热')]);
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(messages[0]!.content.startsWith(SECTION.persona)).toBe(true);
+    const order = Object.values(SECTION).map((heading) => text.indexOf(heading));
+    expect(order.every((position) => position >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('describes the persona, the sender and the group', () => {
+    const { text } = prompt([]);
+    expect(text).toContain('你是「林小满」');
+    expect(text).toContain('你的 QQ 号是 10001');
+    expect(text).toContain('阿珍（QQ 20001）');
+    expect(text).toContain('管理员');
+    expect(text).toContain('「摸鱼研究所」（群号 30001）');
+    expect(text).toContain('大学同学群');
+    expect(text).toContain('5月13日 周二 12:01');
+  });
+
+  it('shows the current message with its time, sender and why it is addressed to the bot', () => {
+    const { text } = prompt([]);
+    const current = text.slice(text.indexOf(SECTION.current), text.indexOf(SECTION.rules));
+    expect(current).toContain('[12:01:05] 阿珍(20001): @小满 晚上吃啥');
+    expect(current).toContain('@ 了你');
+  });
+
+  it('keeps the newest background lines only, oldest first, and never repeats the trigger', () => {
+    const context = Array.from({ length: 20 }, (_, i) => line(i, '20002', '阿强', `消息${i}`));
+    context.push({ ...line(30, '20001', '阿珍', '@小满 晚上吃啥'), messageId: trigger.messageId });
+    const { text } = prompt(context);
+    const recent = text.slice(text.indexOf(SECTION.recent), text.indexOf(SECTION.current));
+    const shown = recent.split('\n').filter((l) => l.startsWith('['));
+    expect(shown).toHaveLength(CONTEXT_LIMIT);
+    expect(shown[0]).toContain('消息8');
+    expect(shown[shown.length - 1]).toContain('消息19');
+    expect(recent).not.toContain('晚上吃啥');
+  });
+
+  it("marks the bot's own lines", () => {
+    const { text } = prompt([line(1, '20002', '阿强', '小满在吗'), line(2, '10001', '林小满', '在的', true)]);
+    expect(text).toContain(`[12:00:02] ${SELF_MARK}林小满(10001): 在的`);
+    expect(text).toContain('[12:00:01] 阿强(20002): 小满在吗');
+  });
+
+  it('gives every message its own line with its own sender, never merging senders', () => {
+    const { text } = prompt([
+      line(1, '20002', '阿强', '我先说'),
+      line(2, '20003', '小美', '我接着说'),
+      line(3, '20003', '小美', '还有一句\n第二行'),
+    ]);
+    expect(text).toContain('[12:00:01] 阿强(20002): 我先说\n[12:00:02] 小美(20003): 我接着说\n');
+    expect(text).toContain('[12:00:03] 小美(20003): 还有一句\n    第二行');
+  });
+
+  it('says "no earlier messages" and a private chat plainly', () => {
+    const { text } = prompt([], { ...trigger, messageType: 'private', directReason: 'private' }, null);
+    expect(text).toContain('（没有更早的消息）');
+    expect(text).toContain('私聊，不在群里');
+    expect(text).toContain('私聊消息');
+    expect(text).not.toContain('管理员');
+  });
+
+  it('states the speaking rules', () => {
+    const { text } = prompt([]);
+    const rules = text.slice(text.indexOf(SECTION.rules));
+    for (const phrase of [
+      '只回应【当前消息】',
+      '不要逐条回复',
+      '不要混在一起',
+      '口语、简短',
+      '不要自称 AI',
+      'reply',
+      'no_reply',
+    ]) {
+      expect(rules).toContain(phrase);
+    }
+  });
+
+  it('builds a Chinese correction that says what to fix', () => {
+    expect(correctionPrompt('reply 的参数不是合法的 JSON 对象')).toContain('reply 的参数不是合法的 JSON 对象');
+  });
+});

@@ -1,0 +1,51 @@
+import type { DataSourceOptions } from 'typeorm';
+import { EventLogEntry } from './entities/event-log-entry.entity.js';
+import { EventStateRecord } from './entities/event-state-record.entity.js';
+import { EventTransitionRecord } from './entities/event-transition-record.entity.js';
+import { EpisodeRecord } from './entities/episode-record.entity.js';
+import { EpisodeStepRecord } from './entities/episode-step-record.entity.js';
+import { MessageRecord } from './entities/message-record.entity.js';
+import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
+import { SendRecord } from './entities/send-record.entity.js';
+import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
+import type { ReadModel } from './projection/projection.rules.js';
+
+export type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
+
+/** The entity class behind each read model the projector writes and replay rebuilds. */
+export const READ_MODEL_ENTITIES = {
+  messages: MessageRecord,
+  events: EventStateRecord,
+  eventTransitions: EventTransitionRecord,
+  episodes: EpisodeRecord,
+  episodeSteps: EpisodeStepRecord,
+  sends: SendRecord,
+} as const satisfies Record<ReadModel, new () => object>;
+
+export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
+
+/** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
+export const MIGRATIONS = [EventLogAndReadModels1796035390403];
+
+export const MIGRATIONS_TABLE = 'typeorm_migrations';
+
+/**
+ * TypeORM options for qunli's Postgres. Entities and migrations are listed, never globbed, so the build output and
+ * the sources behave the same. The schema only ever changes through migrations (`npm run migrate`).
+ */
+export function dataSourceOptions(databaseUrl: string, overrides: Partial<PostgresOptions> = {}): PostgresOptions {
+  return {
+    type: 'postgres',
+    url: databaseUrl,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: MIGRATIONS_TABLE,
+    migrationsTransactionMode: 'each',
+    poolSize: 5,
+    connectTimeoutMS: 5000,
+    logging: false,
+    ...overrides,
+    synchronize: false,
+    migrationsRun: false,
+  };
+}

@@ -1,0 +1,35 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { QunliError } from '@app/contracts';
+import { APP_NAME, QunliConfig } from '@app/platform';
+import { dataSourceOptions, type PostgresOptions } from './data-source.js';
+import { openDataSource } from './migrator.js';
+
+/**
+ * TypeORM on `DATABASE_URL` for an app: a small pool, no schema synchronisation, and a start that fails with
+ * `DB.SCHEMA_BEHIND` when a migration is pending. An unreachable database is retried (an app may start before
+ * Postgres does); a schema problem is not, since waiting will not fix it.
+ */
+@Global()
+@Module({})
+export class PersistenceModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: PersistenceModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [QunliConfig, { token: APP_NAME, optional: true }],
+          useFactory: (config: QunliConfig, app: string | undefined) => ({
+            ...dataSourceOptions(config.DATABASE_URL, { applicationName: `qunli-${app ?? 'app'}` }),
+            retryAttempts: 10,
+            retryDelay: 3000,
+            verboseRetryLog: true,
+            toRetry: (error: unknown) => !(error instanceof QunliError && error.code !== 'DB.UNREACHABLE'),
+          }),
+          dataSourceFactory: (options) => openDataSource(options as PostgresOptions),
+        }),
+      ],
+      exports: [TypeOrmModule],
+    };
+  }
+}

@@ -1,0 +1,166 @@
+import {
+  actionIdFor,
+  episodeIdFor,
+  EventKind,
+  makeEvent,
+  type EventEnvelope,
+  type MessagePayload,
+} from '@app/contracts';
+
+/**
+ * One message through the whole runtime, as the log records it: an @-mention, the decision, an episode with one
+ * step, the reply action, its delivery and the final transition. Times are fixed so rows can be compared exactly.
+ */
+export interface Chain {
+  message: EventEnvelope;
+  events: EventEnvelope[];
+  episodeId: string;
+  actionId: string;
+}
+
+export const SELF_ID = '10001';
+
+export function messagePayload(overrides: Partial<MessagePayload> = {}): MessagePayload {
+  return {
+    messageType: 'group',
+    selfId: SELF_ID,
+    messageId: '2096329721',
+    sender: { userId: '20001', nickname: 'Alice', card: '爱丽丝', displayName: '爱丽丝', role: 'member' },
+    segments: [
+      { type: 'at', data: { qq: SELF_ID } },
+      { type: 'text', data: { text: ' 今天吃什么？' } },
+    ],
+    text: '@小群 今天吃什么？',
+    truncated: false,
+    mentionsSelf: true,
+    directReason: 'at',
+    sentAt: 1_796_000_000,
+    ...overrides,
+  };
+}
+
+export function chain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0, 0), n = 0): Chain {
+  const at = (offsetMs: number) => new Date(startMs + offsetMs);
+  const message = makeEvent({
+    kind: EventKind.MessageDirect,
+    groupId,
+    source: 'ingress',
+    createdAt: at(0),
+    payload: messagePayload({ messageId: String(2096329721 + n), sentAt: Math.floor(startMs / 1000) }),
+  });
+  const episodeId = episodeIdFor(message.id);
+  const actionId = actionIdFor(episodeId, 0);
+  const decision = makeEvent({
+    kind: EventKind.DecisionMade,
+    groupId,
+    source: 'scheduler',
+    cause: message,
+    createdAt: at(5),
+    payload: {
+      subjectEventId: message.id,
+      outcome: 'deliberate',
+      reason: 'deliberate: @-mentioned the bot',
+      features: { directness: 1, attention: 0.92 },
+      episodeId,
+      transitions: [
+        { seq: 1, from: 'captured', to: 'classified', reason: 'direct: at', forced: false },
+        { seq: 2, from: 'classified', to: 'deliberating', reason: 'forced: @-mention', forced: true },
+      ],
+    },
+  });
+  const started = makeEvent({
+    kind: EventKind.EpisodeStarted,
+    groupId,
+    source: 'cognition',
+    cause: decision,
+    createdAt: at(20),
+    payload: {
+      episodeId,
+      triggerEventId: message.id,
+      model: 'gpt-4o-mini',
+      deadline: at(60_020).toISOString(),
+      maxSteps: 4,
+      attempt: 1,
+    },
+  });
+  const step = makeEvent({
+    kind: EventKind.EpisodeStep,
+    groupId,
+    source: 'cognition',
+    cause: started,
+    createdAt: at(900),
+    payload: {
+      episodeId,
+      index: 0,
+      thought: '她问吃什么，推荐火锅。',
+      action: { type: 'reply', args: { text: '火锅！' } },
+      observation: { ok: true, summary: 'reply accepted' },
+      tokensIn: 812,
+      tokensOut: 35,
+      latencyMs: 870.5,
+    },
+  });
+  const completed = makeEvent({
+    kind: EventKind.EpisodeCompleted,
+    groupId,
+    source: 'cognition',
+    cause: step,
+    createdAt: at(910),
+    payload: {
+      episodeId,
+      triggerEventId: message.id,
+      outcome: 'replied',
+      steps: 1,
+      tokensIn: 812,
+      tokensOut: 35,
+      durationMs: 890,
+    },
+  });
+  const send = makeEvent({
+    kind: EventKind.ActionSend,
+    groupId,
+    source: 'cognition',
+    cause: step,
+    createdAt: at(905),
+    payload: {
+      actionId,
+      episodeId,
+      triggerEventId: message.id,
+      targetType: 'group',
+      targetId: groupId,
+      text: '火锅！',
+      quoteMessageId: '2096329721',
+    },
+  });
+  const sent = makeEvent({
+    kind: EventKind.MessageSent,
+    groupId,
+    source: 'outbound',
+    cause: send,
+    createdAt: at(1200),
+    payload: {
+      actionId,
+      episodeId,
+      triggerEventId: message.id,
+      targetType: 'group',
+      targetId: groupId,
+      segmentIndex: 0,
+      segmentCount: 1,
+      text: '火锅！',
+      attempts: 1,
+      onebotMessageId: String(-1_000_000 - n),
+    },
+  });
+  const replied = makeEvent({
+    kind: EventKind.EventTransitioned,
+    groupId,
+    source: 'scheduler',
+    cause: sent,
+    createdAt: at(1250),
+    payload: {
+      subjectEventId: message.id,
+      transitions: [{ seq: 3, from: 'deliberating', to: 'replied', reason: 'reply sent', forced: false }],
+    },
+  });
+  return { message, episodeId, actionId, events: [message, decision, started, step, send, completed, sent, replied] };
+}

@@ -1,0 +1,248 @@
+import { EventKind, makeEvent, type EventEnvelope } from '@app/contracts';
+import { chain, SELF_ID } from './chain.fixture.js';
+import {
+  foldEvents,
+  mergeRow,
+  READ_MODEL_RULES,
+  READ_MODELS,
+  UNKNOWN_SELF,
+  type FoldContext,
+  type LoggedEvent,
+  type Projection,
+  type ReadModel,
+  type ReadModelRules,
+} from './projection.rules.js';
+
+function logged(events: EventEnvelope[], firstSeq = 1): LoggedEvent[] {
+  return events.map((event, i) => ({ seq: firstSeq + i, event }));
+}
+
+/** The context the writer would build: the trigger's selfId, looked up in the archive. */
+function contextFor(events: LoggedEvent[]): FoldContext {
+  const triggers = new Map<string, { selfId: string; seq: number }>();
+  for (const { seq, event } of events) {
+    if (event.kind === EventKind.MessageDirect || event.kind === EventKind.MessageObserved) {
+      triggers.set(event.id, { selfId: (event.payload as { selfId: string }).selfId, seq });
+    }
+  }
+  return { triggers };
+}
+
+/** What the database holds after applying `later` on top of `earlier` (the SQL merge, in memory). */
+function applyOver(earlier: Projection, later: Projection): Projection {
+  const out = {} as Projection;
+  for (const model of READ_MODELS) {
+    const rules = READ_MODEL_RULES[model] as unknown as ReadModelRules<Record<string, unknown>>;
+    const rows = new Map(earlier[model] as Map<string, Record<string, unknown>>);
+    for (const [key, patch] of later[model] as Map<string, Record<string, unknown>>) {
+      const existing = rows.get(key);
+      rows.set(key, existing ? mergeRow(rules, existing, patch) : patch);
+    }
+    (out as Record<ReadModel, unknown>)[model] = rows;
+  }
+  return out;
+}
+
+function rows<M extends ReadModel>(projection: Projection, model: M) {
+  return [...projection[model].values()];
+}
+
+/** Rows with unset columns normalised to null, as the table would show them. */
+function table(projection: Projection): Record<ReadModel, Record<string, unknown>[]> {
+  const out = {} as Record<ReadModel, Record<string, unknown>[]>;
+  for (const model of READ_MODELS) {
+    out[model] = [...(projection[model] as Map<string, Record<string, unknown>>).entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, row]) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v ?? null])))
+      .map((row) => Object.fromEntries(Object.entries(row).filter(([, v]) => v !== null)));
+  }
+  return out;
+}
+
+describe('the projection fold', () => {
+  const { message, events, episodeId, actionId } = chain();
+  const all = logged(events);
+  const projection = foldEvents(all, contextFor(all));
+
+  it('turns one message chain into a row in every read model', () => {
+    expect(rows(projection, 'messages')).toEqual([
+      {
+        eventId: message.id,
+        groupId: '30001',
+        messageId: '2096329721',
+        userId: '20001',
+        displayName: '爱丽丝',
+        text: '@小群 今天吃什么？',
+        segments: (message.payload as { segments: unknown }).segments,
+        direct: true,
+        directReason: 'at',
+        fromSelf: false,
+        sentAt: new Date(Date.UTC(2026, 10, 30, 10, 0, 0)),
+      },
+      {
+        eventId: events[6]!.id,
+        groupId: '30001',
+        messageId: '-1000000',
+        userId: SELF_ID,
+        text: '火锅！',
+        direct: false,
+        fromSelf: true,
+        sentAt: new Date(events[6]!.createdAt),
+      },
+    ]);
+
+    expect(rows(projection, 'events')).toEqual([
+      {
+        id: message.id,
+        groupId: '30001',
+        kind: 'message.direct',
+        state: 'replied',
+        transitionSeq: 3,
+        outcome: 'deliberate',
+        reason: 'deliberate: @-mentioned the bot',
+        features: { directness: 1, attention: 0.92 },
+        episodeId,
+        updatedAt: new Date(events[7]!.createdAt),
+      },
+    ]);
+
+    expect(rows(projection, 'eventTransitions').map((t) => [t.seq, t.fromState, t.toState, t.forced])).toEqual([
+      [1, 'captured', 'classified', false],
+      [2, 'classified', 'deliberating', true],
+      [3, 'deliberating', 'replied', false],
+    ]);
+
+    const [episode] = rows(projection, 'episodes');
+    expect(episode).toMatchObject({
+      id: episodeId,
+      triggerEventId: message.id,
+      state: 'final',
+      outcome: 'replied',
+      model: 'gpt-4o-mini',
+      attempt: 1,
+      maxSteps: 4,
+      steps: 1,
+      tokensIn: 812,
+      tokensOut: 35,
+      durationMs: 890,
+      startedAt: new Date(events[2]!.createdAt),
+      finishedAt: new Date(events[5]!.createdAt),
+    });
+    expect(episode?.errorCode ?? null).toBeNull();
+
+    expect(rows(projection, 'episodeSteps')).toEqual([
+      {
+        episodeId,
+        idx: 0,
+        thought: '她问吃什么，推荐火锅。',
+        action: { type: 'reply', args: { text: '火锅！' } },
+        observation: { ok: true, summary: 'reply accepted' },
+        tokensIn: 812,
+        tokensOut: 35,
+        latencyMs: 870.5,
+        at: new Date(events[3]!.createdAt),
+      },
+    ]);
+
+    expect(rows(projection, 'sends')).toEqual([
+      expect.objectContaining({
+        actionId,
+        segment: 0,
+        state: 'sent',
+        text: '火锅！',
+        onebotMessageId: '-1000000',
+        attempts: 1,
+        segmentCount: 1,
+        episodeId,
+        targetType: 'group',
+        targetId: '30001',
+        at: new Date(events[6]!.createdAt),
+      }),
+    ]);
+  });
+
+  it('gives the same tables whatever the batch boundaries', () => {
+    const whole = table(projection);
+    for (let split = 1; split < all.length; split++) {
+      const first = all.slice(0, split);
+      const second = all.slice(split);
+      const merged = applyOver(foldEvents(first, contextFor(first)), foldEvents(second, contextFor(all)));
+      expect({ split, tables: table(merged) }).toEqual({ split, tables: whole });
+    }
+  });
+
+  it('changes nothing when an event comes again', () => {
+    const again = logged([...events, events[1]!, events[6]!]);
+    expect(table(foldEvents(again, contextFor(all)))).toEqual(table(projection));
+    expect(table(applyOver(projection, foldEvents(all, contextFor(all))))).toEqual(table(projection));
+  });
+
+  it('keeps the newest state when an older event is applied late', () => {
+    // A decision reclaimed after a crash lands after the reply transition: the state must stay `replied`.
+    const late = logged([events[0]!, events[7]!, events[1]!]);
+    const [row] = rows(foldEvents(late, contextFor(late)), 'events');
+    expect(row).toMatchObject({ state: 'replied', transitionSeq: 3, outcome: 'deliberate' });
+
+    // An episode's late `started` does not undo its completion; a late request does not undo a delivery.
+    const lateEpisode = logged([events[5]!, events[2]!, events[6]!, events[4]!]);
+    const folded = foldEvents(lateEpisode, contextFor(lateEpisode));
+    expect(rows(folded, 'episodes')[0]).toMatchObject({ state: 'final', model: 'gpt-4o-mini', attempt: 1 });
+    expect(rows(folded, 'sends')[0]).toMatchObject({ state: 'sent', text: '火锅！', onebotMessageId: '-1000000' });
+  });
+
+  it('records the full text while a send is only requested, then each segment as it settles', () => {
+    const { events: other } = chain('30002');
+    const send = other[4]!;
+    const failed = makeEvent({
+      kind: EventKind.SendFailed,
+      groupId: '30002',
+      source: 'outbound',
+      cause: send,
+      createdAt: new Date(Date.parse(send.createdAt) + 3000),
+      payload: {
+        ...(send.payload as { actionId: string; episodeId: string; triggerEventId: string; targetId: string }),
+        targetType: 'group',
+        segmentIndex: 1,
+        segmentCount: 2,
+        text: '第二段',
+        attempts: 3,
+        error: { code: 'ONEBOT.RETCODE', message: 'retcode 1200' },
+      },
+    });
+    const requested = foldEvents(logged([send]), { triggers: new Map() });
+    expect(rows(requested, 'sends')).toEqual([
+      expect.objectContaining({ segment: 0, state: 'requested', text: '火锅！' }),
+    ]);
+    const settled = foldEvents(logged([send, failed]), { triggers: new Map() });
+    expect(rows(settled, 'sends').map((s) => [s.segment, s.state, s.text, s.errorCode ?? null])).toEqual([
+      [0, 'requested', '火锅！', null],
+      [1, 'failed', '第二段', 'ONEBOT.RETCODE'],
+    ]);
+  });
+
+  it("names the bot 'self' when the sent message's trigger was not archived before it", () => {
+    const sent = all[6]!;
+    const unknown = foldEvents([sent], { triggers: new Map() });
+    expect(rows(unknown, 'messages')[0]).toMatchObject({ userId: UNKNOWN_SELF, fromSelf: true });
+    const later = foldEvents([sent], { triggers: new Map([[message.id, { selfId: SELF_ID, seq: sent.seq + 1 }]]) });
+    expect(rows(later, 'messages')[0]).toMatchObject({ userId: UNKNOWN_SELF });
+  });
+
+  it('archives the life line without a read model', () => {
+    const beat = makeEvent({
+      kind: EventKind.PersonalActivityBeat,
+      groupId: null,
+      source: 'life-director',
+      payload: {
+        activityId: 'a1',
+        title: '午饭',
+        description: '吃火锅',
+        startedAt: new Date().toISOString(),
+        expectedDurationMinutes: 45,
+        progress: 0.5,
+      },
+    });
+    const folded = foldEvents(logged([beat]), { triggers: new Map() });
+    expect(READ_MODELS.map((model) => folded[model].size)).toEqual(READ_MODELS.map(() => 0));
+  });
+});

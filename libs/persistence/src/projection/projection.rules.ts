@@ -1,0 +1,497 @@
+import {
+  EventKind,
+  type EventEnvelope,
+  type EventOf,
+  type EventState,
+  type MessageSegment,
+  type StateTransition,
+} from '@app/contracts';
+
+/*
+ * The projection as a pure fold: archived events in, read-model rows out. The writer turns the rows into one
+ * upsert per table; the SQL merge and `mergeRow` below implement the same rules, so folding events one batch at a
+ * time (live) or all at once (replay) yields the same tables.
+ *
+ * Merge rules, per column:
+ * - plain columns: the newest non-null value wins (`COALESCE(new, old)`); an event leaves what it does not know
+ *   as null, so it never erases a column another event set;
+ * - `greatest` columns: the largest value wins (`GREATEST(new, old)`);
+ * - one `versioned` group per table: its columns move together, taken from the patch with the highest version
+ *   (ties: the newer patch). A patch that does not touch the group leaves its version null. This keeps a state
+ *   from going backwards when an older event is applied late (an entry reclaimed after a crash).
+ * All three are associative, which is what makes batch boundaries irrelevant.
+ */
+
+/** `messages`: one row per chat message, whether seen by the bot or sent by it. */
+export interface MessageRow {
+  /** The id of the event that carried the message (`message.observed|direct`, or `message.sent`). */
+  eventId: string;
+  groupId: string | null;
+  /** The OneBot message id. */
+  messageId: string | null;
+  userId: string | null;
+  displayName: string | null;
+  text: string | null;
+  segments: MessageSegment[] | null;
+  direct: boolean | null;
+  directReason: string | null;
+  fromSelf: boolean | null;
+  sentAt: Date | null;
+}
+
+/** `events`: the current state of every event the scheduler decides about. */
+export interface EventStateRow {
+  id: string;
+  groupId: string | null;
+  kind: string | null;
+  state: EventState | null;
+  reason: string | null;
+  outcome: string | null;
+  features: Record<string, number> | null;
+  episodeId: string | null;
+  updatedAt: Date | null;
+  /** Version of `state`: the seq of the transition that set it (0 for `captured`). */
+  transitionSeq: number | null;
+}
+
+/** `event_transitions`: the audit trail of the event state machine. */
+export interface EventTransitionRow {
+  eventId: string;
+  seq: number;
+  fromState: EventState | null;
+  toState: EventState | null;
+  reason: string | null;
+  forced: boolean | null;
+  at: Date | null;
+}
+
+export type EpisodeState = 'thinking' | 'final' | 'failed';
+
+export interface EpisodeRow {
+  id: string;
+  groupId: string | null;
+  triggerEventId: string | null;
+  state: EpisodeState | null;
+  outcome: string | null;
+  model: string | null;
+  attempt: number | null;
+  maxSteps: number | null;
+  deadline: Date | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  steps: number | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  durationMs: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** Version of `state`: 1 started, 2 completed. */
+  phase: number | null;
+}
+
+export interface EpisodeStepRow {
+  episodeId: string;
+  idx: number;
+  thought: string | null;
+  action: Record<string, unknown> | null;
+  observation: Record<string, unknown> | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  latencyMs: number | null;
+  at: Date | null;
+}
+
+export type SendState = 'requested' | 'sent' | 'failed' | 'unknown';
+
+/** `sends`: the send ledger as the log tells it. `action.send` opens segment 0 (`requested`, the whole text); each
+ * delivered, failed or unknown segment then records itself. */
+export interface SendRow {
+  actionId: string;
+  segment: number;
+  groupId: string | null;
+  targetType: string | null;
+  targetId: string | null;
+  episodeId: string | null;
+  triggerEventId: string | null;
+  text: string | null;
+  state: SendState | null;
+  segmentCount: number | null;
+  onebotMessageId: string | null;
+  attempts: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  at: Date | null;
+  /** Version of (`state`, `text`, `at`): 0 requested, 1 settled. */
+  phase: number | null;
+}
+
+export interface ReadModelRows {
+  messages: MessageRow;
+  events: EventStateRow;
+  eventTransitions: EventTransitionRow;
+  episodes: EpisodeRow;
+  episodeSteps: EpisodeStepRow;
+  sends: SendRow;
+}
+
+export type ReadModel = keyof ReadModelRows;
+
+export interface ReadModelRules<Row> {
+  /** The primary key, in key order. */
+  key: readonly (keyof Row)[];
+  greatest?: readonly (keyof Row)[];
+  versioned?: { version: keyof Row; columns: readonly (keyof Row)[] };
+}
+
+export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[M]> } = {
+  messages: { key: ['eventId'] },
+  events: {
+    key: ['id'],
+    greatest: ['updatedAt'],
+    versioned: { version: 'transitionSeq', columns: ['state'] },
+  },
+  eventTransitions: { key: ['eventId', 'seq'] },
+  episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state'] } },
+  episodeSteps: { key: ['episodeId', 'idx'] },
+  sends: { key: ['actionId', 'segment'], versioned: { version: 'phase', columns: ['state', 'text', 'at'] } },
+};
+
+export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
+
+/** A patch: the key plus whatever columns one or more events know. */
+export type RowPatch<Row> = Partial<Row>;
+
+export type Projection = { [M in ReadModel]: Map<string, RowPatch<ReadModelRows[M]>> };
+
+/** An event as stored in `event_log`, with its global apply position. */
+export interface LoggedEvent {
+  seq: number;
+  event: EventEnvelope;
+}
+
+/** What the fold may know beyond the events it folds. */
+export interface FoldContext {
+  /**
+   * The bot account that saw each trigger message (`payload.selfId`), with the trigger's log position; the
+   * author of a `message.sent` is the account that saw its trigger, when the trigger was archived before it.
+   */
+  triggers: ReadonlyMap<string, { selfId: string; seq: number }>;
+}
+
+/** Author of a sent message whose trigger is unknown. */
+export const UNKNOWN_SELF = 'self';
+
+export function emptyProjection(): Projection {
+  return {
+    messages: new Map(),
+    events: new Map(),
+    eventTransitions: new Map(),
+    episodes: new Map(),
+    episodeSteps: new Map(),
+    sends: new Map(),
+  };
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+interface CompiledRules {
+  grouped: ReadonlySet<PropertyKey>;
+  greatest: ReadonlySet<PropertyKey>;
+}
+
+const compiled = new WeakMap<object, CompiledRules>();
+
+function compile(rules: ReadModelRules<unknown>): CompiledRules {
+  let out = compiled.get(rules);
+  if (!out) {
+    out = {
+      grouped: new Set(rules.versioned ? [rules.versioned.version, ...rules.versioned.columns] : []),
+      greatest: new Set(rules.greatest ?? []),
+    };
+    compiled.set(rules, out);
+  }
+  return out;
+}
+
+/** Merge `newer` over `older` by the table's rules (the in-memory twin of the writer's `ON CONFLICT` clause). */
+export function mergeRow<Row>(rules: ReadModelRules<Row>, older: RowPatch<Row>, newer: RowPatch<Row>): RowPatch<Row> {
+  const { grouped, greatest } = compile(rules as ReadModelRules<unknown>);
+  const merged: RowPatch<Row> = { ...older };
+  for (const column in newer) {
+    if (grouped.has(column)) continue;
+    const value = newer[column];
+    if (!isSet(value)) continue;
+    const current = merged[column];
+    if (greatest.has(column) && isSet(current) && compare(current, value) >= 0) continue;
+    merged[column] = value;
+  }
+  if (rules.versioned) {
+    const { version, columns } = rules.versioned;
+    const incoming = newer[version] as number | null | undefined;
+    const existing = older[version] as number | null | undefined;
+    if (isSet(incoming) && (!isSet(existing) || incoming! >= existing!)) {
+      merged[version] = incoming as Row[keyof Row];
+      for (const column of columns) merged[column] = newer[column];
+    }
+  }
+  return merged;
+}
+
+function compare(a: unknown, b: unknown): number {
+  const x = a instanceof Date ? a.getTime() : (a as number);
+  const y = b instanceof Date ? b.getTime() : (b as number);
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+/** The map key of a row: its primary key values, joined. */
+export function rowKey<Row>(rules: ReadModelRules<Row>, row: RowPatch<Row>): string {
+  let key = String(row[rules.key[0]!]);
+  for (let i = 1; i < rules.key.length; i++) key += `\u0000${String(row[rules.key[i]!])}`;
+  return key;
+}
+
+function put<M extends ReadModel>(projection: Projection, model: M, patch: RowPatch<ReadModelRows[M]>): void {
+  const rules = READ_MODEL_RULES[model] as ReadModelRules<ReadModelRows[M]>;
+  const rows = projection[model] as Map<string, RowPatch<ReadModelRows[M]>>;
+  const key = rowKey(rules, patch);
+  const existing = rows.get(key);
+  rows.set(key, existing ? mergeRow(rules, existing, patch) : patch);
+}
+
+/** `new Date(text)` or null when the text is no time (payload times are strings the producer filled). */
+function timeOf(text: string | undefined): Date | null {
+  if (text === undefined) return null;
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function latest(transitions: readonly StateTransition[]): StateTransition | undefined {
+  let last: StateTransition | undefined;
+  for (const t of transitions) if (!last || t.seq >= last.seq) last = t;
+  return last;
+}
+
+function addTransitions(
+  projection: Projection,
+  subjectEventId: string,
+  transitions: readonly StateTransition[],
+  at: Date,
+): void {
+  for (const t of transitions) {
+    put(projection, 'eventTransitions', {
+      eventId: subjectEventId,
+      seq: t.seq,
+      fromState: t.from,
+      toState: t.to,
+      reason: t.reason,
+      forced: t.forced,
+      at,
+    });
+  }
+}
+
+function foldOne(projection: Projection, logged: LoggedEvent, context: FoldContext): void {
+  const event = logged.event;
+  const at = new Date(event.createdAt);
+  const kind = event.kind;
+  switch (kind) {
+    case EventKind.MessageObserved:
+    case EventKind.MessageDirect: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'messages', {
+        eventId: event.id,
+        groupId: event.groupId,
+        messageId: p.messageId,
+        userId: p.sender.userId,
+        displayName: p.sender.displayName,
+        text: p.text,
+        segments: p.segments,
+        direct: kind === EventKind.MessageDirect,
+        directReason: p.directReason ?? null,
+        fromSelf: p.sender.userId === p.selfId,
+        sentAt: new Date(p.sentAt * 1000),
+      });
+      put(projection, 'events', {
+        id: event.id,
+        groupId: event.groupId,
+        kind,
+        state: 'captured',
+        transitionSeq: 0,
+        updatedAt: at,
+      });
+      return;
+    }
+    case EventKind.DecisionMade: {
+      const p = (event as EventOf<typeof kind>).payload;
+      const last = latest(p.transitions);
+      put(projection, 'events', {
+        id: p.subjectEventId,
+        groupId: event.groupId,
+        outcome: p.outcome,
+        reason: p.reason,
+        features: p.features,
+        episodeId: p.episodeId ?? null,
+        state: last?.to ?? null,
+        transitionSeq: last?.seq ?? null,
+        updatedAt: at,
+      });
+      addTransitions(projection, p.subjectEventId, p.transitions, at);
+      return;
+    }
+    case EventKind.EventTransitioned: {
+      const p = (event as EventOf<typeof kind>).payload;
+      const last = latest(p.transitions);
+      put(projection, 'events', {
+        id: p.subjectEventId,
+        groupId: event.groupId,
+        state: last?.to ?? null,
+        transitionSeq: last?.seq ?? null,
+        updatedAt: at,
+      });
+      addTransitions(projection, p.subjectEventId, p.transitions, at);
+      return;
+    }
+    case EventKind.EpisodeStarted: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'episodes', {
+        id: p.episodeId,
+        groupId: event.groupId,
+        triggerEventId: p.triggerEventId,
+        state: 'thinking',
+        phase: 1,
+        model: p.model,
+        attempt: p.attempt,
+        maxSteps: p.maxSteps,
+        deadline: timeOf(p.deadline),
+        startedAt: at,
+      });
+      return;
+    }
+    case EventKind.EpisodeStep: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'episodeSteps', {
+        episodeId: p.episodeId,
+        idx: p.index,
+        thought: p.thought ?? null,
+        action: p.action ? { ...p.action } : null,
+        observation: p.observation ? { ...p.observation } : null,
+        tokensIn: p.tokensIn,
+        tokensOut: p.tokensOut,
+        latencyMs: p.latencyMs,
+        at,
+      });
+      return;
+    }
+    case EventKind.EpisodeCompleted: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'episodes', {
+        id: p.episodeId,
+        groupId: event.groupId,
+        triggerEventId: p.triggerEventId,
+        state: p.outcome === 'failed' ? 'failed' : 'final',
+        phase: 2,
+        outcome: p.outcome,
+        finishedAt: at,
+        steps: p.steps,
+        tokensIn: p.tokensIn,
+        tokensOut: p.tokensOut,
+        durationMs: p.durationMs,
+        errorCode: p.error?.code ?? null,
+        errorMessage: p.error?.message ?? null,
+      });
+      return;
+    }
+    case EventKind.ActionSend: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'sends', {
+        actionId: p.actionId,
+        segment: 0,
+        groupId: event.groupId,
+        targetType: p.targetType,
+        targetId: p.targetId,
+        episodeId: p.episodeId,
+        triggerEventId: p.triggerEventId,
+        text: p.text,
+        state: 'requested',
+        at,
+        phase: 0,
+      });
+      return;
+    }
+    case EventKind.MessageSent: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'sends', {
+        ...settledSend(event, p, at),
+        state: 'sent',
+        onebotMessageId: p.onebotMessageId,
+      });
+      const trigger = context.triggers.get(p.triggerEventId);
+      put(projection, 'messages', {
+        eventId: event.id,
+        groupId: event.groupId,
+        messageId: p.onebotMessageId,
+        userId: trigger && trigger.seq < logged.seq ? trigger.selfId : UNKNOWN_SELF,
+        text: p.text,
+        direct: false,
+        fromSelf: true,
+        sentAt: at,
+      });
+      return;
+    }
+    case EventKind.SendFailed:
+    case EventKind.SendUnknown: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'sends', {
+        ...settledSend(event, p, at),
+        state: kind === EventKind.SendFailed ? 'failed' : 'unknown',
+        errorCode: p.error.code,
+        errorMessage: p.error.message,
+      });
+      return;
+    }
+    case EventKind.PersonalActivityStarted:
+    case EventKind.PersonalActivityBeat:
+    case EventKind.PersonalActivityCompleted:
+      // The life line has no read model yet; event_log keeps these events for when it does.
+      return;
+  }
+}
+
+function settledSend(
+  event: EventEnvelope,
+  p: EventOf<'message.sent' | 'send.failed' | 'send.unknown'>['payload'],
+  at: Date,
+): RowPatch<SendRow> {
+  return {
+    actionId: p.actionId,
+    segment: p.segmentIndex,
+    groupId: event.groupId,
+    targetType: p.targetType,
+    targetId: p.targetId,
+    episodeId: p.episodeId,
+    triggerEventId: p.triggerEventId,
+    text: p.text,
+    segmentCount: p.segmentCount,
+    attempts: p.attempts,
+    at,
+    phase: 1,
+  };
+}
+
+/** Trigger events whose `selfId` the fold needs (the triggers of `message.sent` events). */
+export function triggersNeeded(events: readonly LoggedEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const { event } of events) {
+    if (event.kind === EventKind.MessageSent) ids.add((event as EventOf<'message.sent'>).payload.triggerEventId);
+  }
+  return [...ids];
+}
+
+/** Fold events, in log order, into one patch per read-model row. */
+export function foldEvents(events: readonly LoggedEvent[], context: FoldContext): Projection {
+  const projection = emptyProjection();
+  for (const logged of events) foldOne(projection, logged, context);
+  return projection;
+}

@@ -1,0 +1,40 @@
+import { Module, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { ConsumerGroup } from '@app/contracts';
+import { StreamConsumers, type RunningConsumer } from '@app/event-bus';
+import { ProjectionRepository } from './projection.repository.js';
+import { ProjectorService } from './read-models.projector.js';
+import { StreamTrimmer } from './stream-trimmer.js';
+
+/** Entries the projector reads per partition at once: large batches make cheap transactions. */
+const PROJECTOR_READ_COUNT = 1000;
+
+/**
+ * The projector consumer group (read models + `event_log`) and the stream trimmer, run by whichever app imports
+ * this module. Needs `PlatformModule`, `PersistenceModule` and `EventBusModule`.
+ */
+@Module({
+  providers: [ProjectionRepository, ProjectorService, StreamTrimmer],
+  exports: [ProjectorService, StreamTrimmer],
+})
+export class ProjectorModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private consumer: RunningConsumer | undefined;
+
+  constructor(
+    private readonly consumers: StreamConsumers,
+    private readonly projector: ProjectorService,
+    private readonly trimmer: StreamTrimmer,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.consumer = this.consumers.batch(ConsumerGroup.Projector, this.projector, { readCount: PROJECTOR_READ_COUNT });
+    await this.consumer.start();
+    this.trimmer.start();
+  }
+
+  // Before shutdown, not on it: the consumer must stop while Redis and Postgres are still open.
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.trimmer.stop();
+    await this.consumer?.stop();
+    this.consumer = undefined;
+  }
+}

@@ -1,0 +1,16 @@
+import type { EffectivePersona, PersonaPolicy } from './persona-policy.js';
+
+/**
+ * The persona as one group sees it: the group's overrides replace the base values field by field (lists are
+ * replaced, not merged). `null` (a private chat or the bot's own life line) gives the base persona.
+ */
+export function effectivePersona(policy: PersonaPolicy, groupId: string | null): EffectivePersona {
+  const { groupOverrides, ...base } = policy;
+  const override = groupId === null ? undefined : groupOverrides[groupId];
+  if (!override) return { ...base };
+  const { notes, ...rest } = override;
+  const changed = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
+  const effective: EffectivePersona = { ...base, ...changed };
+  if (notes !== undefined) effective.groupNotes = notes;
+  return effective;
+}

@@ -1,0 +1,3 @@
+export * from './effective-persona.js';
+export * from './load-persona.js';
+export * from './persona-policy.js';

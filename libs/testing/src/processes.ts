@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+
+export type AppUnderTest = 'ingress' | 'scheduler' | 'cognition' | 'outbound' | 'life-director';
+
+export function appEntry(app: AppUnderTest): string {
+  return join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js');
+}
+
+/** Fails with a clear message when the apps have not been built (`npm run build`). */
+export function assertBuilt(apps: readonly AppUnderTest[]): void {
+  const missing = apps.filter((app) => !existsSync(appEntry(app)));
+  if (missing.length > 0) {
+    throw new Error(`not built: ${missing.map(appEntry).join(', ')} — run \`npm run build\` first`);
+  }
+}
+
+/** A port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * One app running as a real child process (`node dist/apps/<app>/src/main.js`), its output kept in a log file so a
+ * failing test can show what the app said.
+ */
+export class AppProcess {
+  private child: ChildProcess | undefined;
+  private log: WriteStream | undefined;
+  readonly logFile: string;
+  private exits = 0;
+
+  constructor(
+    readonly app: AppUnderTest,
+    private readonly env: Record<string, string>,
+    readonly port: number,
+    logDir: string,
+  ) {
+    mkdirSync(logDir, { recursive: true });
+    this.logFile = join(logDir, `${app}.log`);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async start(readyTimeoutMs = 30_000): Promise<void> {
+    this.log = createWriteStream(this.logFile, { flags: 'a' });
+    this.log.write(`--- start ${new Date().toISOString()}\n`);
+    const child = spawn(process.execPath, [appEntry(this.app)], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    child.once('exit', () => {
+      this.exits++;
+    });
+    this.child = child;
+    await this.waitHealthy(readyTimeoutMs);
+  }
+
+  private async waitHealthy(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const exitsBefore = this.exits;
+    while (Date.now() < deadline) {
+      if (this.exits > exitsBefore) {
+        throw new Error(`${this.app} exited during start:\n${this.tail()}`);
+      }
+      try {
+        const response = await fetch(`${this.url}/health`);
+        if (response.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await sleep(100);
+    }
+    throw new Error(`${this.app} not healthy after ${timeoutMs} ms:\n${this.tail()}`);
+  }
+
+  /** Kill without any chance to clean up (a crash). */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** Graceful stop (SIGTERM), falling back to SIGKILL. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(timer);
+    await new Promise<void>((done) => this.log?.end(done) ?? done());
+  }
+
+  tail(lines = 60): string {
+    if (!existsSync(this.logFile)) return '(no output)';
+    return readFileSync(this.logFile, 'utf8').split('\n').slice(-lines).join('\n');
+  }
+}

@@ -1,0 +1,118 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { EventKind, makeEvent } from '@app/contracts';
+import { entryFields } from '@app/event-bus';
+import { groupMessage, OneBotLoad, round } from './load.js';
+import { BenchStack } from './stack.js';
+
+export interface IngestOptions {
+  messages: number;
+  groups: number;
+  connections: number;
+}
+
+/**
+ * Raw XADD throughput of this Redis from this process, pipelined, with envelopes of the size ingress writes:
+ * the ceiling any event log on this Redis could reach.
+ */
+async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): Promise<number> {
+  const redis = new Redis(redisUrl);
+  const key = `${prefix}:xadd-ceiling`;
+  const event = makeEvent({
+    kind: EventKind.MessageObserved,
+    groupId: '300001',
+    source: 'bench',
+    payload: {
+      messageType: 'group',
+      selfId: '10001',
+      messageId: '123456789',
+      sender: { userId: '20001', nickname: 'user20001', card: '', displayName: 'user20001', role: 'member' },
+      segments: [{ type: 'text', data: { text: '今天晚上吃什么好呢' } }],
+      text: '今天晚上吃什么好呢',
+      truncated: false,
+      mentionsSelf: false,
+      sentAt: Math.floor(Date.now() / 1000),
+    },
+  });
+  const fields = entryFields(event);
+  let written = 0;
+  const started = performance.now();
+  try {
+    while (performance.now() - started < seconds * 1000) {
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 500; i++) pipeline.xadd(key, '*', ...fields);
+      await pipeline.exec();
+      written += 500;
+    }
+    return written / ((performance.now() - started) / 1000);
+  } finally {
+    await redis.del(key);
+    await redis.quit();
+  }
+}
+
+/**
+ * Signed OneBot group messages across many groups through ingress → scheduler decision → Postgres projection.
+ * `msgPerSec` counts a message once its decision is projected (the whole path), over the time from the first
+ * post to the last projection.
+ */
+export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
+  const stack = new BenchStack(['ingress', 'scheduler']);
+  await stack.start();
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  try {
+    const ceiling = await xaddCeiling(redisUrl, stack.prefix, 3);
+    const load = new OneBotLoad(stack.url('ingress'), options.connections);
+    const started = performance.now();
+    let next = 0;
+    let rejected = 0;
+    const worker = async (): Promise<void> => {
+      while (next < options.messages) {
+        const i = next++;
+        const group = 300_000 + (i % options.groups);
+        const status = await load.post(groupMessage(group, 20_000 + (i % 97), `第${i}条消息，大家好`));
+        if (status !== 204) rejected++;
+      }
+    };
+    await Promise.all(Array.from({ length: options.connections }, worker));
+    const acceptedMs = performance.now() - started;
+    await load.close();
+
+    let projected = 0;
+    const deadline = Date.now() + 300_000;
+    while (Date.now() < deadline) {
+      const { rows } = await stack.sql.query<{ n: string }>(
+        `SELECT count(*) AS n FROM events WHERE outcome IS NOT NULL`,
+      );
+      projected = Number(rows[0]!.n);
+      if (projected >= options.messages - rejected) break;
+      await sleep(50);
+    }
+    const totalMs = performance.now() - started;
+    const { rows: lag } = await stack.sql.query<{ p50: number; p99: number }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
+              percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+         FROM (SELECT extract(epoch FROM archived_at - created_at) * 1000 AS ms
+                 FROM event_log WHERE kind = $1) AS l`,
+      [EventKind.MessageObserved],
+    );
+    const msgPerSec = projected / (totalMs / 1000);
+    return {
+      scenario: 'ingest',
+      msgPerSec: round(msgPerSec),
+      xaddCeilingPerSec: round(ceiling),
+      ratio: round(msgPerSec / ceiling, 4),
+      projectionLagP99Ms: round(Number(lag[0]!.p99)),
+      projectionLagP50Ms: round(Number(lag[0]!.p50)),
+      ingressAcceptPerSec: round((options.messages - rejected) / (acceptedMs / 1000)),
+      messages: options.messages,
+      projected,
+      rejected,
+      groups: options.groups,
+      connections: options.connections,
+      durationMs: round(totalMs),
+    };
+  } finally {
+    await stack.stop();
+  }
+}

@@ -1,0 +1,56 @@
+import { Pool } from 'undici';
+import { napcatGroupMessage, signBody } from '@app/onebot';
+import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN } from './stack.js';
+
+/** A NapCat-shaped group message as an implementation posts it. */
+export function groupMessage(groupId: number, userId: number, text: string, atSelf = false): Record<string, unknown> {
+  return napcatGroupMessage({
+    selfId: BENCH_SELF_ID,
+    groupId: String(groupId),
+    userId: String(userId),
+    nickname: `user${userId}`,
+    text,
+    atSelf,
+  });
+}
+
+/** Posts signed OneBot events to ingress over keep-alive connections. */
+export class OneBotLoad {
+  private readonly pool: Pool;
+
+  constructor(ingressUrl: string, connections: number) {
+    this.pool = new Pool(ingressUrl, { connections, pipelining: 1 });
+  }
+
+  async post(event: Record<string, unknown>): Promise<number> {
+    const body = JSON.stringify(event);
+    const response = await this.pool.request({
+      path: '/onebot/v11/http',
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${BENCH_TOKEN}`,
+        'x-signature': signBody(BENCH_SECRET, body),
+      },
+      body,
+    });
+    await response.body.dump();
+    return response.statusCode;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** Nearest-rank percentile of an ascending list. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index]!;
+}
+
+export function round(value: number, digits = 1): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

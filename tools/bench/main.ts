@@ -1,0 +1,66 @@
+import 'reflect-metadata';
+import { cpus } from 'node:os';
+import { ingest } from './ingest.scenario.js';
+import { latency } from './latency.scenario.js';
+
+type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
+
+const number = (flags: Map<string, string>, name: string, fallback: number): number => {
+  const value = flags.get(name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive number (got ${value})`);
+  return parsed;
+};
+
+const SCENARIOS: Record<string, Scenario> = {
+  ingest: (flags) =>
+    ingest({
+      messages: number(flags, 'messages', 20_000),
+      groups: number(flags, 'groups', 1000),
+      connections: number(flags, 'connections', 64),
+    }),
+  latency: (flags) =>
+    latency({
+      directs: number(flags, 'directs', 100),
+      backgroundPerSec: number(flags, 'background', 1000),
+      groups: number(flags, 'groups', 1000),
+    }),
+};
+
+function parse(argv: string[]): { scenario: string | undefined; json: boolean; flags: Map<string, string> } {
+  const flags = new Map<string, string>();
+  let scenario: string | undefined;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--json') json = true;
+    else if (arg.startsWith('--')) {
+      const [name, inline] = arg.slice(2).split('=', 2);
+      flags.set(name!, inline ?? argv[++i] ?? '');
+    } else scenario ??= arg;
+  }
+  return { scenario, json, flags };
+}
+
+const { scenario, json, flags } = parse(process.argv.slice(2));
+const run = scenario ? SCENARIOS[scenario] : undefined;
+if (!run) {
+  process.stderr.write(
+    `usage: npm run bench -- <scenario> [--json] [flags]\nscenarios: ${Object.keys(SCENARIOS).join(', ')}\n`,
+  );
+  process.exit(64);
+}
+const started = new Date();
+const result = {
+  ...(await run(flags)),
+  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
+  date: started.toISOString(),
+};
+if (!json) {
+  for (const [key, value] of Object.entries(result)) {
+    process.stdout.write(`${key.padEnd(22)} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}\n`);
+  }
+}
+process.stdout.write(`${JSON.stringify(result)}\n`);
+process.exit(0);

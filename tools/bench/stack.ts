@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import type { Redis } from 'ioredis';
+import pg from 'pg';
+import {
+  AppProcess,
+  assertBuilt,
+  createTestDatabase,
+  deleteKeys,
+  freePort,
+  REPO_ROOT,
+  testRedis,
+  uniquePrefix,
+  type AppUnderTest,
+  type TestDatabase,
+} from '@app/testing';
+
+const PORT_ENV: Record<AppUnderTest, string> = {
+  ingress: 'INGRESS_PORT',
+  scheduler: 'SCHEDULER_PORT',
+  cognition: 'COGNITION_PORT',
+  outbound: 'OUTBOUND_PORT',
+  'life-director': 'LIFE_DIRECTOR_PORT',
+};
+
+export const BENCH_TOKEN = 'bench-token';
+export const BENCH_SECRET = 'bench-secret';
+export const BENCH_SELF_ID = '10001';
+
+/**
+ * A throwaway deployment for one benchmark run: its own database (cloned from the migrated template), its own
+ * Redis key prefix, and the chosen apps as real processes.
+ */
+export class BenchStack {
+  readonly apps = new Map<AppUnderTest, AppProcess>();
+  sql!: pg.Client;
+  redis!: Redis;
+  prefix = uniquePrefix('bench');
+  private db!: TestDatabase;
+
+  constructor(
+    private readonly names: AppUnderTest[],
+    private readonly extraEnv: Record<string, string> = {},
+  ) {}
+
+  get logDir(): string {
+    return join(tmpdir(), `qunli-${this.prefix}`);
+  }
+
+  url(app: AppUnderTest): string {
+    const process = this.apps.get(app);
+    if (!process) throw new Error(`${app} is not part of this benchmark stack`);
+    return process.url;
+  }
+
+  async start(): Promise<void> {
+    assertBuilt(this.names);
+    this.db = await createTestDatabase('bench');
+    this.sql = new pg.Client({ connectionString: this.db.url });
+    await this.sql.connect();
+    this.redis = testRedis();
+    const common: Record<string, string> = {
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      DATABASE_URL: this.db.url,
+      QUNLI_REDIS_PREFIX: this.prefix,
+      QUNLI_SELF_ID: BENCH_SELF_ID,
+      ONEBOT_ACCESS_TOKEN: BENCH_TOKEN,
+      ONEBOT_SECRET: BENCH_SECRET,
+      QUNLI_HTTP_HOST: '127.0.0.1',
+      QUNLI_LOG_LEVEL: 'warn',
+      QUNLI_PERSONA: join(REPO_ROOT, 'personas/default.yaml'),
+      ...this.extraEnv,
+    };
+    for (const name of this.names) {
+      const port = await freePort();
+      this.apps.set(
+        name,
+        new AppProcess(name, { ...common, [PORT_ENV[name]]: String(port), QUNLI_INSTANCE_ID: `${name}-bench` }, port, this.logDir),
+      );
+    }
+    await Promise.all([...this.apps.values()].map((app) => app.start(60_000)));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.apps.values()].map((app) => app.stop()));
+    await this.sql?.end();
+    await this.db?.drop();
+    if (this.redis) {
+      await deleteKeys(this.redis, this.prefix);
+      await this.redis.quit();
+    }
+  }
+}
