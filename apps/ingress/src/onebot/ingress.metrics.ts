@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { Metrics } from '@app/platform';
+import type { ConnectionSignal, IgnoreReason, MessageKind, PostType } from './onebot-event.normaliser.js';
+
+export type Transport = 'http' | 'ws_reverse' | 'ws_forward';
+export type RejectReason = 'bad_json' | 'invalid_payload' | 'unauthorized' | 'bad_signature' | 'too_large';
+
+/** Label values come from the wire; keep them short and plain so a hostile sender cannot blow up cardinality. */
+function segmentLabel(type: string): string {
+  return /^[a-z0-9_]{1,24}$/i.test(type) ? type : 'other';
+}
+
+/** Every ingress metric, in one place so the names match the dashboards. */
+@Injectable()
+export class IngressMetrics {
+  private readonly received;
+  private readonly accepted;
+  private readonly ignored;
+  private readonly rejected;
+  private readonly duplicates;
+  private readonly unknownSegments;
+  private readonly unavailable;
+  private readonly lastHeartbeat;
+  private readonly online;
+  private readonly connections;
+
+  constructor(metrics: Metrics) {
+    this.received = metrics.counter({
+      name: 'qunli_ingress_received_total',
+      help: 'OneBot inputs received (authenticated and parsed), by transport and post_type',
+      labelNames: ['transport', 'post_type'],
+    });
+    this.accepted = metrics.counter({
+      name: 'qunli_ingress_accepted_total',
+      help: 'OneBot messages appended to the event log, by event kind',
+      labelNames: ['kind'],
+    });
+    this.ignored = metrics.counter({
+      name: 'qunli_ingress_ignored_total',
+      help: 'Valid OneBot inputs deliberately not appended, by reason',
+      labelNames: ['reason'],
+    });
+    this.rejected = metrics.counter({
+      name: 'qunli_ingress_rejected_total',
+      help: 'OneBot inputs refused, by reason',
+      labelNames: ['reason'],
+    });
+    this.duplicates = metrics.counter({
+      name: 'qunli_ingress_duplicates_total',
+      help: 'OneBot messages already appended (upstream retries, several connections)',
+    });
+    this.unknownSegments = metrics.counter({
+      name: 'qunli_ingress_unknown_segments_total',
+      help: 'Message segments of a type ingress has no rendering for (kept as-is), by type',
+      labelNames: ['type'],
+    });
+    this.unavailable = metrics.counter({
+      name: 'qunli_ingress_unavailable_total',
+      help: 'OneBot messages not taken because the event log (Redis) did not acknowledge them, by transport',
+      labelNames: ['transport'],
+    });
+    this.lastHeartbeat = metrics.gauge({
+      name: 'qunli_onebot_last_heartbeat_seconds',
+      help: 'Epoch seconds of the last OneBot heartbeat, by bot account',
+      labelNames: ['self_id'],
+    });
+    this.online = metrics.gauge({
+      name: 'qunli_onebot_online',
+      help: '1 when the implementation last reported the bot account online (heartbeat status, lifecycle)',
+      labelNames: ['self_id'],
+    });
+    this.connections = metrics.gauge({
+      name: 'qunli_onebot_connections',
+      help: 'Open OneBot WebSocket connections, by transport',
+      labelNames: ['transport'],
+    });
+  }
+
+  countReceived(transport: Transport, postType: PostType | 'other'): void {
+    this.received.inc({ transport, post_type: postType });
+  }
+
+  countAccepted(kind: MessageKind): void {
+    this.accepted.inc({ kind });
+  }
+
+  countIgnored(reason: IgnoreReason): void {
+    this.ignored.inc({ reason });
+  }
+
+  countRejected(reason: RejectReason): void {
+    this.rejected.inc({ reason });
+  }
+
+  countDuplicate(): void {
+    this.duplicates.inc();
+  }
+
+  countUnknownSegments(types: readonly string[]): void {
+    for (const type of types) this.unknownSegments.inc({ type: segmentLabel(type) });
+  }
+
+  countUnavailable(transport: Transport): void {
+    this.unavailable.inc({ transport });
+  }
+
+  recordConnection(signal: ConnectionSignal): void {
+    if (signal.type === 'heartbeat') this.lastHeartbeat.set({ self_id: signal.selfId }, signal.time);
+    if (signal.online !== undefined) this.online.set({ self_id: signal.selfId }, signal.online ? 1 : 0);
+  }
+
+  connectionOpened(transport: Transport): void {
+    this.connections.inc({ transport });
+  }
+
+  connectionClosed(transport: Transport): void {
+    this.connections.dec({ transport });
+  }
+}

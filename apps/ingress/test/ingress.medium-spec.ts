@@ -1,0 +1,404 @@
+import { createHmac } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { Redis } from 'ioredis';
+import { WebSocket, WebSocketServer } from 'ws';
+import { envelopeErrors, Keyspace, type EventEnvelope, type MessagePayload } from '@app/contracts';
+import { EventBusModule } from '@app/event-bus';
+import { loadConfig, Metrics, PlatformModule } from '@app/platform';
+import { deleteKeys, TEST_REDIS_URL, testRedis, uniquePrefix } from '@app/testing';
+import { configureIngress } from '../src/configure-ingress.js';
+import { OneBotIntakeModule } from '../src/onebot/onebot-intake.module.js';
+
+const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/onebot');
+
+function fixtureText(name: string): string {
+  return readFileSync(join(FIXTURES, name), 'utf8');
+}
+
+function fixture(name: string): Record<string, unknown> {
+  return JSON.parse(fixtureText(name)) as Record<string, unknown>;
+}
+
+/**
+ * One ingress app in this process, wired like `main.ts` (same `configureIngress`), on its own Redis key prefix and
+ * an ephemeral port. Without `PersistenceModule`: nothing here touches Postgres.
+ */
+class IngressHarness {
+  private constructor(
+    readonly app: INestApplication,
+    readonly baseUrl: string,
+    readonly keys: Keyspace,
+    readonly redis: Redis,
+  ) {}
+
+  static async start(env: Record<string, string> = {}): Promise<IngressHarness> {
+    const prefix = uniquePrefix('ingress');
+    const config = loadConfig('ingress', {
+      env: { REDIS_URL: TEST_REDIS_URL, QUNLI_REDIS_PREFIX: prefix, QUNLI_LOG_LEVEL: 'fatal', ...env },
+      cwd: import.meta.dirname,
+    });
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PlatformModule.forApp('ingress', { config, withoutDefaultMetrics: true }),
+        EventBusModule.forRoot(),
+        OneBotIntakeModule,
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ rawBody: true, logger: false });
+    configureIngress(app);
+    await app.listen(0, '127.0.0.1');
+    const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    return new IngressHarness(app, baseUrl, new Keyspace(prefix, config.QUNLI_PARTITIONS), testRedis());
+  }
+
+  get wsUrl(): string {
+    return this.baseUrl.replace(/^http/, 'ws');
+  }
+
+  post(body: string | Buffer, headers: Record<string, string> = {}, path = '/onebot/v11/http'): Promise<Response> {
+    return fetch(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
+  }
+
+  /** Envelopes in the partition stream of `groupId`, in log order. */
+  async events(groupId: string): Promise<EventEnvelope[]> {
+    const entries = await this.redis.xrange(this.keys.stream(this.keys.partitionOf(groupId)), '-', '+');
+    return entries.map(([, fields]) => {
+      const json = fields[fields.indexOf('e') + 1];
+      return JSON.parse(json ?? 'null') as EventEnvelope;
+    });
+  }
+
+  /** Events in every partition stream of this app's prefix. */
+  async totalEvents(): Promise<number> {
+    let total = 0;
+    for (let p = 0; p < this.keys.partitions; p++) total += await this.redis.xlen(this.keys.stream(p));
+    return total;
+  }
+
+  async metrics(): Promise<string> {
+    return (await fetch(`${this.baseUrl}/metrics`)).text();
+  }
+
+  /** Value of one sample as `GET /metrics` shows it, 0 when absent. Labels are matched as given. */
+  async metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return sample(await this.metrics(), name, labels);
+  }
+
+  /**
+   * The same from the app's own registry, without the scrape-time contributors (the stream gauges read Redis, so
+   * a scrape waits while Redis is down).
+   */
+  async ownMetric(name: string, labels: Record<string, string> = {}): Promise<number> {
+    return sample(await this.app.get(Metrics).registry.metrics(), name, labels);
+  }
+
+  /** Wait until the partition of `groupId` holds `count` events (frames have no response to wait for). */
+  async waitForEvents(groupId: string, count: number): Promise<EventEnvelope[]> {
+    for (let i = 0; i < 200; i++) {
+      const events = await this.events(groupId);
+      if (events.length >= count) return events;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    return this.events(groupId);
+  }
+
+  async stop(): Promise<void> {
+    await this.app.close();
+    await deleteKeys(this.redis, this.keys.prefix);
+    await this.redis.quit();
+  }
+}
+
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) {
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return 0;
+}
+
+const GROUP_TEXT = 'message-group/text-napcat.json';
+const GROUP_AT = 'message-group/at-only-with-group-name-napcat.json';
+
+function payload(event: EventEnvelope | undefined): MessagePayload {
+  return event?.payload as MessagePayload;
+}
+
+describe('ingress over HTTP POST (real Redis)', () => {
+  let ingress: IngressHarness;
+
+  beforeAll(async () => {
+    ingress = await IngressHarness.start();
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+  });
+
+  it('appends a NapCat group message as exactly one valid envelope in its partition stream', async () => {
+    const response = await ingress.post(fixtureText(GROUP_TEXT));
+    expect(response.status).toBe(204);
+    const events = await ingress.events('30001');
+    expect(events).toHaveLength(1);
+    expect(envelopeErrors(events[0])).toEqual([]);
+    expect(events[0]).toMatchObject({ kind: 'message.observed', groupId: '30001', source: 'ingress' });
+    expect(payload(events[0])).toMatchObject({ messageId: '2096329721', selfId: '10001', text: 'test' });
+    expect(await ingress.metric('qunli_ingress_accepted_total', { kind: 'message.observed' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_received_total', { transport: 'http', post_type: 'message' })).toBe(1);
+  });
+
+  it('appends an upstream retry of the same message once and answers it 204', async () => {
+    const before = (await ingress.events('30001')).length;
+    const again = await ingress.post(fixtureText(GROUP_TEXT));
+    expect(again.status).toBe(204);
+    expect(await ingress.events('30001')).toHaveLength(before);
+    expect(await ingress.metric('qunli_ingress_duplicates_total')).toBe(1);
+  });
+
+  it('an @ of the bot becomes message.direct with direct priority', async () => {
+    expect((await ingress.post(fixtureText(GROUP_AT))).status).toBe(204);
+    const events = await ingress.events('30012');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'message.direct', priority: 0 });
+    expect(payload(events[0])).toMatchObject({ directReason: 'at', mentionsSelf: true, groupName: 'Test Group A' });
+  });
+
+  it('refuses an invalid payload with 400 naming the field, counts it, and appends nothing', async () => {
+    const before = await ingress.totalEvents();
+    const broken = { ...fixture(GROUP_TEXT), group_id: 'not-a-group', message_id: 77 };
+    const response = await ingress.post(JSON.stringify(broken));
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; field: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'ONEBOT.INVALID_PAYLOAD', field: 'group_id' });
+    expect(body.error.message).toContain('not-a-group');
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'invalid_payload' })).toBe(1);
+    expect(await ingress.totalEvents()).toBe(before);
+    // …and the service keeps serving.
+    const next = { ...fixture(GROUP_TEXT), message_id: 78 };
+    expect((await ingress.post(JSON.stringify(next))).status).toBe(204);
+    expect(await ingress.totalEvents()).toBe(before + 1);
+  });
+
+  it('refuses bad JSON with 400 ONEBOT.BAD_JSON', async () => {
+    const response = await ingress.post('{"post_type": "message",');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.BAD_JSON');
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'bad_json' })).toBe(1);
+  });
+
+  it('refuses a body over 1 MiB with 413 and counts it as too_large', async () => {
+    const huge = JSON.stringify({ ...fixture(GROUP_TEXT), message: 'x'.repeat(1024 * 1024 + 10) });
+    const response = await ingress.post(huge);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.TOO_LARGE');
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'too_large' })).toBe(1);
+  });
+
+  it('answers notices, requests and the bot’s own messages 204 without appending, by reason', async () => {
+    const before = await ingress.totalEvents();
+    for (const name of ['notice/group-recall-napcat.json', 'request/friend-napcat.json']) {
+      expect((await ingress.post(fixtureText(name))).status).toBe(204);
+    }
+    expect((await ingress.post(fixtureText('message-sent/group-at-with-name-napcat.json'))).status).toBe(204);
+    expect(await ingress.totalEvents()).toBe(before);
+    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'notice' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'request' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'self_message' })).toBe(1);
+  });
+
+  it('records the heartbeat time in a gauge', async () => {
+    expect((await ingress.post(fixtureText('meta/heartbeat-napcat.json'))).status).toBe(204);
+    expect(await ingress.metric('qunli_onebot_last_heartbeat_seconds', { self_id: '10001' })).toBe(1746673666);
+    expect(await ingress.metric('qunli_onebot_online', { self_id: '10001' })).toBe(1);
+  });
+});
+
+describe('ingress authentication (ONEBOT_ACCESS_TOKEN and ONEBOT_SECRET)', () => {
+  const secret = 'sign-me';
+  const token = 'let-me-in';
+  let ingress: IngressHarness;
+
+  beforeAll(async () => {
+    ingress = await IngressHarness.start({ ONEBOT_SECRET: secret, ONEBOT_ACCESS_TOKEN: token });
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+  });
+
+  const body = fixtureText(GROUP_TEXT);
+  const sign = (text: string, key = secret) => `sha1=${createHmac('sha1', key).update(text).digest('hex')}`;
+
+  it('accepts a signed request with the token as a Bearer header or as ?access_token=', async () => {
+    expect((await ingress.post(body, { Authorization: `Bearer ${token}`, 'X-Signature': sign(body) })).status).toBe(
+      204,
+    );
+    const other = JSON.stringify({ ...fixture(GROUP_TEXT), message_id: 5 });
+    const viaQuery = await ingress.post(
+      other,
+      { 'X-Signature': sign(other) },
+      `/onebot/v11/http?access_token=${token}`,
+    );
+    expect(viaQuery.status).toBe(204);
+    expect(await ingress.events('30001')).toHaveLength(2);
+  });
+
+  it('refuses a bad signature with 403 and appends nothing', async () => {
+    const before = await ingress.totalEvents();
+    const tampered = JSON.stringify({ ...fixture(GROUP_TEXT), message_id: 6 });
+    const response = await ingress.post(tampered, { Authorization: `Bearer ${token}`, 'X-Signature': sign(body) });
+    expect(response.status).toBe(403);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.BAD_SIGNATURE');
+    const wrongKey = await ingress.post(tampered, {
+      Authorization: `Bearer ${token}`,
+      'X-Signature': sign(tampered, 'guess'),
+    });
+    expect(wrongKey.status).toBe(403);
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'bad_signature' })).toBe(2);
+    expect(await ingress.totalEvents()).toBe(before);
+  });
+
+  it('refuses a missing signature, and a missing or wrong token, with 401', async () => {
+    expect((await ingress.post(body, { Authorization: `Bearer ${token}` })).status).toBe(401);
+    const noToken = await ingress.post(body, { 'X-Signature': sign(body) });
+    expect(noToken.status).toBe(401);
+    expect(((await noToken.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.UNAUTHORIZED');
+    expect((await ingress.post(body, { Authorization: 'Bearer nope', 'X-Signature': sign(body) })).status).toBe(401);
+    // The token is checked before the body is read: bad JSON without a token is unauthorized, not bad_json.
+    expect((await ingress.post('{oops')).status).toBe(401);
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'unauthorized' })).toBe(4);
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'bad_json' })).toBe(0);
+  });
+
+  it('refuses a reverse WebSocket upgrade without the token', async () => {
+    const socket = new WebSocket(`${ingress.wsUrl}/onebot/v11/ws`);
+    const [error] = (await once(socket, 'error')) as [Error];
+    expect(error.message).toBe('Unexpected server response: 401');
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'unauthorized' })).toBe(5);
+  });
+});
+
+describe('ingress over reverse WebSocket', () => {
+  let ingress: IngressHarness;
+
+  beforeAll(async () => {
+    ingress = await IngressHarness.start({ ONEBOT_ACCESS_TOKEN: 'ws-token' });
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+  });
+
+  it('appends the events a connected implementation sends, skipping API responses and bad frames', async () => {
+    const socket = new WebSocket(`${ingress.wsUrl}/onebot/v11/ws`, {
+      headers: { Authorization: 'Bearer ws-token', 'X-Self-ID': '10001', 'X-Client-Role': 'Universal' },
+    });
+    await once(socket, 'open');
+    socket.send(fixtureText('meta/lifecycle-connect-napcat.json'));
+    socket.send(fixtureText('api-response/send-private-msg-ok-napcat.json'));
+    socket.send('{not json');
+    socket.send(fixtureText(GROUP_TEXT));
+    socket.send(fixtureText(GROUP_AT));
+    const events = await ingress.waitForEvents('30001', 1);
+    expect(events).toHaveLength(1);
+    expect(payload(events[0]).messageId).toBe('2096329721');
+    expect(await ingress.waitForEvents('30012', 1)).toHaveLength(1);
+    expect(socket.readyState).toBe(WebSocket.OPEN);
+    expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'bad_json' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'api_response' })).toBe(1);
+    expect(await ingress.metric('qunli_onebot_connections', { transport: 'ws_reverse' })).toBe(1);
+    expect(
+      await ingress.metric('qunli_ingress_received_total', { transport: 'ws_reverse', post_type: 'message' }),
+    ).toBe(2);
+    socket.close();
+    await once(socket, 'close');
+  });
+
+  it('accepts the token as a query parameter on the upgrade', async () => {
+    const socket = new WebSocket(`${ingress.wsUrl}/onebot/v11/ws?access_token=ws-token`);
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ ...fixture(GROUP_TEXT), message_id: 99 }));
+    expect(await ingress.waitForEvents('30001', 2)).toHaveLength(2);
+    socket.close();
+    await once(socket, 'close');
+  });
+});
+
+describe('ingress as a forward WebSocket client (ONEBOT_WS_URL)', () => {
+  let implementation: WebSocketServer;
+  let ingress: IngressHarness;
+  const connections: { socket: WebSocket; authorization: string | undefined }[] = [];
+  const waiters: (() => void)[] = [];
+
+  async function connection(n: number): Promise<WebSocket> {
+    while (connections.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+    return connections[n - 1]!.socket;
+  }
+
+  beforeAll(async () => {
+    implementation = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(implementation, 'listening');
+    implementation.on('connection', (socket, req) => {
+      connections.push({ socket, authorization: req.headers.authorization });
+      waiters.splice(0).forEach((wake) => wake());
+    });
+    const { port } = implementation.address() as AddressInfo;
+    ingress = await IngressHarness.start({ ONEBOT_WS_URL: `ws://127.0.0.1:${port}`, ONEBOT_ACCESS_TOKEN: 'fwd' });
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+    for (const { socket } of connections) socket.terminate();
+    implementation.close();
+  });
+
+  it('connects with the token, appends the events it is sent, and reconnects after a drop', async () => {
+    const first = await connection(1);
+    expect(connections[0]?.authorization).toBe('Bearer fwd');
+    first.send(fixtureText(GROUP_TEXT));
+    expect(await ingress.waitForEvents('30001', 1)).toHaveLength(1);
+
+    first.terminate();
+    const second = await connection(2);
+    second.send(fixtureText(GROUP_AT));
+    const events = await ingress.waitForEvents('30012', 1);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.kind).toBe('message.direct');
+    expect(
+      await ingress.metric('qunli_ingress_received_total', { transport: 'ws_forward', post_type: 'message' }),
+    ).toBe(2);
+  });
+});
+
+describe('ingress while Redis is down', () => {
+  let ingress: IngressHarness;
+
+  beforeAll(async () => {
+    // Nothing listens on port 1: the app's connection never becomes ready.
+    ingress = await IngressHarness.start({ REDIS_URL: 'redis://127.0.0.1:1' });
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+  });
+
+  it('answers 503 so the implementation retries, and does not claim the message', async () => {
+    const response = await ingress.post(fixtureText(GROUP_TEXT));
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.UNAVAILABLE');
+    expect(await ingress.ownMetric('qunli_ingress_unavailable_total', { transport: 'http' })).toBe(1);
+    expect(await ingress.ownMetric('qunli_ingress_received_total', { transport: 'http' })).toBe(1);
+    expect(await ingress.ownMetric('qunli_ingress_accepted_total', { kind: 'message.observed' })).toBe(0);
+  });
+});
