@@ -12,6 +12,7 @@ import {
   createTestDatabase,
   deleteKeys,
   freePort,
+  PORT_SETTING,
   LlmDouble,
   REPO_ROOT,
   testRedis,
@@ -28,14 +29,6 @@ const FIXTURE = JSON.parse(
 ) as Record<string, unknown> & { self_id: number; group_id: number; message_id: number };
 const SELF_ID = String(FIXTURE.self_id);
 const GROUP_ID = String(FIXTURE.group_id);
-const PORT_ENV: Record<AppUnderTest, string> = {
-  ingress: 'INGRESS_PORT',
-  scheduler: 'SCHEDULER_PORT',
-  cognition: 'COGNITION_PORT',
-  outbound: 'OUTBOUND_PORT',
-  'life-director': 'LIFE_DIRECTOR_PORT',
-};
-
 /** The same NapCat capture, as a new message (new id, new text after the @). */
 function atMessage(messageId: number, text: string): Record<string, unknown> {
   return {
@@ -135,7 +128,7 @@ describe('walking skeleton: five apps as processes, OneBot in, LLM reply out', (
       QUNLI_LEASE_MS: '2000',
       QUNLI_CLAIM_IDLE_MS: '3000',
       QUNLI_PERSONA: join(REPO_ROOT, 'personas/default.yaml'),
-      ...Object.fromEntries(APPS.map((app) => [PORT_ENV[app], String(ports.get(app))])),
+      ...Object.fromEntries(APPS.map((app) => [PORT_SETTING[app], String(ports.get(app))])),
     };
     for (const app of APPS) {
       apps.set(app, new AppProcess(app, { ...common, QUNLI_INSTANCE_ID: `${app}-e2e` }, ports.get(app)!, logDir));

@@ -15,7 +15,9 @@ export interface LatencyOptions {
  * answers instantly: the runtime's own overhead. Measured while ambient messages arrive at `backgroundPerSec`.
  */
 export async function latency(options: LatencyOptions): Promise<Record<string, unknown>> {
-  const llm = await LlmDouble.start({ replyText: (body) => `答：${/问题#(\d+)/.exec(JSON.stringify(body.messages))?.[1] ?? '?'}` });
+  const llm = await LlmDouble.start({
+    replyText: (body) => `答：${/问题#(\d+)/.exec(JSON.stringify(body.messages))?.[1] ?? '?'}`,
+  });
   const onebot = new FakeOneBot({ accessToken: BENCH_TOKEN, secret: BENCH_SECRET, selfId: BENCH_SELF_ID });
   await onebot.start();
   const stack = new BenchStack(['ingress', 'scheduler', 'cognition', 'outbound'], {

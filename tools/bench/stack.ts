@@ -8,20 +8,13 @@ import {
   createTestDatabase,
   deleteKeys,
   freePort,
+  PORT_SETTING,
   REPO_ROOT,
   testRedis,
   uniquePrefix,
   type AppUnderTest,
   type TestDatabase,
 } from '@app/testing';
-
-const PORT_ENV: Record<AppUnderTest, string> = {
-  ingress: 'INGRESS_PORT',
-  scheduler: 'SCHEDULER_PORT',
-  cognition: 'COGNITION_PORT',
-  outbound: 'OUTBOUND_PORT',
-  'life-director': 'LIFE_DIRECTOR_PORT',
-};
 
 export const BENCH_TOKEN = 'bench-token';
 export const BENCH_SECRET = 'bench-secret';
@@ -41,6 +34,7 @@ export class BenchStack {
   constructor(
     private readonly names: AppUnderTest[],
     private readonly extraEnv: Record<string, string> = {},
+    private readonly nodeArgs: string[] = [],
   ) {}
 
   get logDir(): string {
@@ -75,7 +69,13 @@ export class BenchStack {
       const port = await freePort();
       this.apps.set(
         name,
-        new AppProcess(name, { ...common, [PORT_ENV[name]]: String(port), QUNLI_INSTANCE_ID: `${name}-bench` }, port, this.logDir),
+        new AppProcess(
+          name,
+          { ...common, [PORT_SETTING[name]]: String(port), QUNLI_INSTANCE_ID: `${name}-bench` },
+          port,
+          this.logDir,
+          this.nodeArgs,
+        ),
       );
     }
     await Promise.all([...this.apps.values()].map((app) => app.start(60_000)));

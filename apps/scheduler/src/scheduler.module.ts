@@ -1,9 +1,8 @@
-import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
-import { Keyspace, QueueName } from '@app/contracts';
+import { QueueName } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule, ProjectorModule } from '@app/persistence';
-import { createRedis, PlatformModule, QunliConfig } from '@app/platform';
+import { PlatformModule, QueuesModule } from '@app/platform';
 import { EpisodeQueue } from './episodes/episode.queue.js';
 import { MessageConsumer } from './messages/message.consumer.js';
 import { OutcomeConsumer } from './events/outcome.consumer.js';
@@ -19,14 +18,7 @@ import { EventStates } from './events/event-states.repository.js';
     PersistenceModule.forRoot(),
     EventBusModule.forRoot(),
     ProjectorModule,
-    BullModule.forRootAsync({
-      inject: [QunliConfig, Keyspace],
-      useFactory: (config: QunliConfig, keys: Keyspace) => ({
-        connection: createRedis(config.REDIS_URL, 'qunli-scheduler-bullmq'),
-        prefix: keys.bullPrefix,
-      }),
-    }),
-    BullModule.registerQueue({ name: QueueName.Episodes }),
+    QueuesModule.forRoot(QueueName.Episodes),
   ],
   controllers: [MessageConsumer, OutcomeConsumer],
   providers: [EpisodeQueue, EventStates],

@@ -261,6 +261,26 @@ describe('event bus on real Redis', () => {
     expect(owners).toEqual(['a', 'a', 'a', 'a']);
   });
 
+  it('a member restarted under the same instance id takes its partitions back without waiting for expiry', async () => {
+    const first = await startApp('stable-id', { QUNLI_LEASE_MS: 60_000 });
+    expect(await redis.get(keys().lease(GROUP, 0))).toBe('stable-id');
+    // A crash: the process is gone, its leases (60 s) are still in Redis.
+    await stopApp(first);
+    for (let p = 0; p < PARTITIONS; p++) await redis.set(keys().lease(GROUP, p), 'stable-id', 'PX', 60_000);
+    const g = '30007';
+    await startApp('stable-id', { QUNLI_LEASE_MS: 60_000 });
+    const p = keys().partitionOf(g);
+    await apps[0]!.get(EventLog).append(observed(g, 'after restart'));
+    await until(async () => (await effects(p)).length === 1, 5000);
+    // Someone else's live lease is respected.
+    await stopApp(apps[0]!);
+    for (let q = 0; q < PARTITIONS; q++) await redis.set(keys().lease(GROUP, q), 'other-member', 'PX', 60_000);
+    const third = await startApp('stable-id', { QUNLI_LEASE_MS: 60_000 });
+    expect(third.get(StreamConsumers)).toBeDefined();
+    await sleep(300);
+    expect(await redis.get(keys().lease(GROUP, p))).toBe('other-member');
+  });
+
   it('batch consumers get entries in log order and isolate a poison entry', async () => {
     const app = await startApp('a');
     const received: string[] = [];

@@ -223,7 +223,8 @@ export class PartitionReader {
     return { ok: true, entry, event: plain as EventEnvelope };
   }
 
-  private async handle(entries: RawEntry[]): Promise<void> {
+  private async handle(all: RawEntry[]): Promise<void> {
+    const entries = await this.skipUnhandled(all);
     const parsed = entries.map((entry) => this.parse(entry));
     const valid: { entry: RawEntry; event: EventEnvelope }[] = [];
     for (const item of parsed) {
@@ -239,6 +240,27 @@ export class PartitionReader {
       this.inFlight.add(item.entry.id);
       this.serial.run(item.event.groupId ?? '', () => this.handleOne(item.entry, item.event));
     }
+  }
+
+  /**
+   * Acknowledge, without parsing or validating, entries whose kind (the `k` field) no handler of this group wants:
+   * most of the log is of no interest to most groups. Entries without a readable kind go through validation.
+   */
+  private async skipUnhandled(entries: RawEntry[]): Promise<RawEntry[]> {
+    if (this.dispatch.mode !== 'each') return entries;
+    const dispatch = this.dispatch;
+    const wanted: RawEntry[] = [];
+    const skipped: { id: string; kind: string }[] = [];
+    for (const entry of entries) {
+      const kind = entry.fields?.[0] === 'k' ? entry.fields[1] : undefined;
+      if (kind !== undefined && !dispatch.handles(kind)) skipped.push({ id: entry.id, kind });
+      else wanted.push(entry);
+    }
+    if (skipped.length > 0) {
+      await this.ackAll(skipped.map((s) => s.id));
+      for (const { kind } of skipped) this.metrics.entries.inc({ group: this.group, kind, outcome: 'skipped' });
+    }
+    return wanted;
   }
 
   private async dropDeleted(entry: RawEntry): Promise<void> {

@@ -57,7 +57,21 @@ export class StreamMetrics implements OnModuleInit {
     this.metrics.contribute(() => this.scrape());
   }
 
+  /** Never holds a scrape hostage: with Redis away the gauges are left out and /metrics still answers. */
   async scrape(): Promise<string> {
+    if (this.redis.status !== 'ready') return `# stream gauges unavailable: redis ${this.redis.status}`;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve('# stream gauges unavailable: redis did not answer within 2 s'), 2000);
+    });
+    try {
+      return await Promise.race([this.read(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async read(): Promise<string> {
     for (let p = 0; p < this.keys.partitions; p++) {
       const label = String(p);
       const [length, deadLength, groups] = await Promise.all([

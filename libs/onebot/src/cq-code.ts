@@ -9,8 +9,23 @@ export function escapeCqParam(value: string): string {
   return escapeCqText(value).replace(/,/g, '&#44;');
 }
 
-export function unescapeCq(text: string): string {
-  return text.replace(/&#44;/g, ',').replace(/&#91;/g, '[').replace(/&#93;/g, ']').replace(/&amp;/g, '&');
+/** A segment parsed from a CQ string: every data value is a string. */
+export interface CqSegment {
+  type: string;
+  data: Record<string, string>;
+}
+
+const TEXT_ENTITIES: Record<string, string> = { '&amp;': '&', '&#91;': '[', '&#93;': ']' };
+const PARAM_ENTITIES: Record<string, string> = { ...TEXT_ENTITIES, '&#44;': ',' };
+
+/** Decode plain text between CQ codes. One pass, so `&amp;#91;` stays the literal `&#91;`. */
+export function unescapeCqText(text: string): string {
+  return text.replace(/&(?:amp|#91|#93);/g, (entity) => TEXT_ENTITIES[entity] ?? entity);
+}
+
+/** Decode one CQ parameter value. */
+export function unescapeCqParam(value: string): string {
+  return value.replace(/&(?:amp|#91|#93|#44);/g, (entity) => PARAM_ENTITIES[entity] ?? entity);
 }
 
 function dataText(value: unknown): string {
@@ -34,23 +49,30 @@ export function toCqString(segments: OneBotSegment[]): string {
     .join('');
 }
 
-/** Parse a CQ string into array segments (every data value a string). */
-export function parseCqString(message: string): OneBotSegment[] {
-  const segments: OneBotSegment[] = [];
-  const pattern = /\[CQ:([a-zA-Z0-9_.-]+)((?:,[^,\]=]+=[^,\]]*)*)\]/g;
+// A well-formed code: `[CQ:type` then `,key=value` pairs, where no part holds a raw `,`, `[` or `]`. Anything
+// else that merely looks like a code (an unclosed `[CQ:`) is kept as text, as implementations render it.
+const CQ_CODE = /\[CQ:([^,[\]]+)((?:,[^,[\]]*)*)\]/g;
+
+/** Parse a CQ string into segments. Text runs become `text` segments; empty runs are dropped. */
+export function parseCqString(message: string): CqSegment[] {
+  const segments: CqSegment[] = [];
+  const pushText = (raw: string): void => {
+    if (raw.length > 0) segments.push({ type: 'text', data: { text: unescapeCqText(raw) } });
+  };
   let last = 0;
-  for (const match of message.matchAll(pattern)) {
-    if (match.index > last)
-      segments.push({ type: 'text', data: { text: unescapeCq(message.slice(last, match.index)) } });
-    const data: Record<string, string> = {};
-    for (const param of (match[2] ?? '').split(',').slice(1)) {
-      const eq = param.indexOf('=');
-      data[param.slice(0, eq)] = unescapeCq(param.slice(eq + 1));
-    }
-    segments.push({ type: match[1] ?? 'unknown', data });
+  for (const match of message.matchAll(CQ_CODE)) {
+    pushText(message.slice(last, match.index));
     last = match.index + match[0].length;
+    const data: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').split(',').slice(1)) {
+      const eq = pair.indexOf('=');
+      const key = eq === -1 ? pair : pair.slice(0, eq);
+      if (key.length === 0) continue;
+      data[key] = eq === -1 ? '' : unescapeCqParam(pair.slice(eq + 1));
+    }
+    segments.push({ type: (match[1] ?? '').trim(), data });
   }
-  if (last < message.length) segments.push({ type: 'text', data: { text: unescapeCq(message.slice(last)) } });
+  pushText(message.slice(last));
   return segments;
 }
 

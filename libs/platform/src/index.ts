@@ -6,3 +6,4 @@ export * from './metrics.js';
 export * from './platform.module.js';
 export * from './redis.js';
 export * from './tokens.js';
+export * from './queues.module.js';

@@ -1,12 +1,29 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+/** The repository root, whether this file runs from `libs/testing/src` (tests) or `dist/libs/testing/src`. */
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'apps'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no repository root above ${from}`);
+  }
+}
+
+export const REPO_ROOT = findRoot(resolve(import.meta.dirname));
 
 export type AppUnderTest = 'ingress' | 'scheduler' | 'cognition' | 'outbound' | 'life-director';
+
+/** The setting that gives each app its HTTP port (operating contract). */
+export const PORT_SETTING: Readonly<Record<AppUnderTest, string>> = {
+  ingress: 'INGRESS_PORT',
+  scheduler: 'SCHEDULER_PORT',
+  cognition: 'COGNITION_PORT',
+  outbound: 'OUTBOUND_PORT',
+  'life-director': 'LIFE_DIRECTOR_PORT',
+};
 
 export function appEntry(app: AppUnderTest): string {
   return join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js');
@@ -47,6 +64,8 @@ export class AppProcess {
     private readonly env: Record<string, string>,
     readonly port: number,
     logDir: string,
+    /** Extra arguments for node itself (`--cpu-prof`, `--inspect`…). */
+    private readonly nodeArgs: string[] = [],
   ) {
     mkdirSync(logDir, { recursive: true });
     this.logFile = join(logDir, `${app}.log`);
@@ -63,7 +82,7 @@ export class AppProcess {
   async start(readyTimeoutMs = 30_000): Promise<void> {
     this.log = createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [appEntry(this.app)], {
+    const child = spawn(process.execPath, [...this.nodeArgs, appEntry(this.app)], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],

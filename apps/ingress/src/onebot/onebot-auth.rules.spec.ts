@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkAccessToken, checkSignature, presentedToken, signatureOf } from './onebot-auth.rules.js';
+import { signBody as signatureOf } from '@app/onebot';
+import { checkAccessToken, checkSignature, presentedToken } from './onebot-auth.rules.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/onebot');
 const body = readFileSync(join(FIXTURES, 'message-group/text-napcat.json'));

@@ -32,10 +32,6 @@ export function checkAccessToken(expected: string | undefined, presented: string
   return sameSecret(presented, expected) ? 'ok' : 'invalid';
 }
 
-export function signatureOf(secret: string, body: Buffer): string {
-  return `sha1=${createHmac('sha1', secret).update(body).digest('hex')}`;
-}
-
 /** `secret` undefined means no signing is configured: everything passes. */
 export function checkSignature(secret: string | undefined, body: Buffer, header: string | undefined): SignatureCheck {
   if (secret === undefined || secret === '') return 'ok';

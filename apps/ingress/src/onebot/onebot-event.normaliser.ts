@@ -9,7 +9,7 @@ import {
   type MessageSegment,
   type SenderRole,
 } from '@app/contracts';
-import { parseCqString } from './cq-code.normaliser.js';
+import { parseCqString } from '@app/onebot';
 
 /**
  * One OneBot v11 event in, one decision out: accept it as a message event, ignore it with a reason, or reject it

@@ -1,13 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import {
-  EventKind,
-  makeEvent,
-  PRIORITY,
-  type EventEnvelope,
-  type Keyspace,
-  type PersonalActivityPayload,
-} from '@app/contracts';
+import { EventKind, makeEvent, PRIORITY, type EventEnvelope, type PersonalActivityPayload } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { PersonaPolicy } from '@app/persona';
 import { Clock, Metrics, REDIS } from '@app/platform';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCqString, unescapeCqParam, unescapeCqText } from './cq-code.normaliser.js';
+import { parseCqString, unescapeCqParam, unescapeCqText } from './cq-code.js';
 
-const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/onebot');
+const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/onebot');
 
 function fixture(name: string): { raw_message: string; message: { type: string; data: Record<string, unknown> }[] } {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as never;
