@@ -92,7 +92,7 @@ describe('episode prompt', () => {
   });
 
   it("marks the bot's own lines", () => {
-    const { text } = prompt([line(1, '20002', '阿强', '小满在吗'), line(2, '10001', '林小满', '在的', true)]);
+    const { text } = prompt([line(1, '20002', '阿强', '小满在吗'), line(2, 'self', 'self', '在的', true)]);
     expect(text).toContain(`[12:00:02] ${SELF_MARK}林小满(10001): 在的`);
     expect(text).toContain('[12:00:01] 阿强(20002): 小满在吗');
   });

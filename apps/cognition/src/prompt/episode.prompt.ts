@@ -72,7 +72,7 @@ export function buildEpisodePrompt(input: EpisodePromptInput): ChatMessage[] {
     section(SECTION.sender, senderLines(input.trigger)),
     section(SECTION.group, groupLines(input)),
     section(SECTION.activity, activityLines(input.activity, input.now, timezone)),
-    section(SECTION.recent, recentLines(input.context, input.trigger, timezone)),
+    section(SECTION.recent, recentLines(input.context, input.trigger, input.persona.identity.name, timezone)),
     section(SECTION.current, currentLines(input.trigger, timezone)),
     section(
       SECTION.rules,
@@ -175,10 +175,15 @@ function messageLine(
   return `[${clock(new Date(message.sentAt * 1000), timezone)}] ${mark}${message.displayName}(${message.userId}): ${text}`;
 }
 
-function recentLines(context: ContextMessage[], trigger: MessagePayload, timezone: string): string[] {
+function recentLines(context: ContextMessage[], trigger: MessagePayload, name: string, timezone: string): string[] {
   const background = context.filter((m) => m.messageId !== trigger.messageId).slice(-CONTEXT_LIMIT);
   if (background.length === 0) return ['（没有更早的消息）'];
-  const lines = background.map((m) => messageLine(m, timezone, m.fromSelf ? SELF_MARK : ''));
+  // The log records the bot's own lines without a sender name; they are shown under the persona's name and account.
+  const lines = background.map((m) =>
+    m.fromSelf
+      ? messageLine({ ...m, displayName: name, userId: trigger.selfId }, timezone, SELF_MARK)
+      : messageLine(m, timezone),
+  );
   if (background.some((m) => m.fromSelf)) lines.unshift(`（标${SELF_MARK}的是你自己之前发的消息）`);
   return lines;
 }
