@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
+import { createServer } from 'node:net';
 import { NestFactory } from '@nestjs/core';
 import { QunliError } from '@app/contracts';
 import { ConfigError, loadConfig, type AppName, type QunliConfig } from './config.js';
@@ -59,8 +60,19 @@ export async function bootstrap(
   return nest;
 }
 
+/** Whether nothing listens on `port` right now (a probe; the real listen may still race another process). */
+function portIsFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+      .once('error', () => resolve(false))
+      .listen(port, host, () => probe.close(() => resolve(true)));
+  });
+}
+
 async function listen(nest: INestApplication, port: number, host: string, fallbacks: number): Promise<void> {
-  for (let offset = 0; ; offset++) {
+  let offset = 0;
+  while (offset < fallbacks && !(await portIsFree(port + offset, host))) offset++;
+  for (; ; offset++) {
     try {
       await nest.listen(port + offset, host);
       return;
