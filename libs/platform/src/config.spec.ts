@@ -1,0 +1,77 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './config.js';
+
+function problemsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const empty = mkdtempSync(join(tmpdir(), 'qunli-config-'));
+
+describe('configuration', () => {
+  it('has the operating contract defaults', () => {
+    const config = loadConfig('ingress', { env: {}, cwd: empty });
+    expect(config.REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(config.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/qunli');
+    expect([config.INGRESS_PORT, config.SCHEDULER_PORT, config.COGNITION_PORT]).toEqual([8080, 8081, 8082]);
+    expect([config.OUTBOUND_PORT, config.LIFE_DIRECTOR_PORT, config.PANEL_PORT]).toEqual([8083, 8084, 8085]);
+    expect(config.QUNLI_TIME_SCALE).toBe(1);
+    expect(config.groups).toBe('*');
+    expect(config.llmOffline).toBe(true);
+  });
+
+  it('names every bad and unknown setting in one error, with a suggestion for a typo', () => {
+    const problems = problemsOf(() =>
+      loadConfig('ingress', {
+        env: { QUNLI_PARTITONS: '4', QUNLI_PARTITIONS: 'x', OPENAI_BASE_URL: 'notaurl', QUNLI_GROUPS: '1,a' },
+        cwd: empty,
+      }),
+    );
+    expect(problems).toHaveLength(4);
+    expect(problems.join('\n')).toContain(
+      'unknown setting QUNLI_PARTITONS in the environment (did you mean QUNLI_PARTITIONS?)',
+    );
+    expect(problems.join('\n')).toContain('QUNLI_PARTITIONS must be a number (got "x")');
+    expect(problems.join('\n')).toMatch(/OPENAI_BASE_URL must be an http\(s\) URL/);
+    expect(problems.join('\n')).toMatch(/QUNLI_GROUPS must be \* or a comma list of group ids/);
+  });
+
+  it('ignores environment variables of other programs but not unknown QUNLI_ ones', () => {
+    expect(() => loadConfig('ingress', { env: { HOME: '/root', PATH: '/bin' }, cwd: empty })).not.toThrow();
+    expect(problemsOf(() => loadConfig('ingress', { env: { QUNLI_WHATEVER: '1' }, cwd: empty }))).toHaveLength(1);
+  });
+
+  it('reads qunli.yaml, lets the environment win, and rejects unknown keys in the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qunli-config-'));
+    writeFileSync(join(dir, 'qunli.yaml'), 'QUNLI_PARTITIONS: 8\nQUNLI_NICKNAMES: 小满, 满满\nINGRESS_PORT: 9000\n');
+    const config = loadConfig('ingress', { env: { INGRESS_PORT: '9100' }, cwd: dir });
+    expect(config.QUNLI_PARTITIONS).toBe(8);
+    expect(config.nicknames).toEqual(['小满', '满满']);
+    expect(config.INGRESS_PORT).toBe(9100);
+
+    writeFileSync(join(dir, 'qunli.yaml'), 'REDIS_URLL: redis://x\n');
+    expect(problemsOf(() => loadConfig('ingress', { env: {}, cwd: dir }))[0]).toMatch(
+      /unknown setting REDIS_URLL in .*qunli\.yaml \(did you mean REDIS_URL\?\)/,
+    );
+  });
+
+  it('requires what an app cannot run without', () => {
+    expect(problemsOf(() => loadConfig('outbound', { env: {}, cwd: empty }))).toEqual([
+      'ONEBOT_HTTP_API_URL is required by outbound',
+    ]);
+    expect(() => loadConfig('ingress', { env: {}, cwd: empty })).not.toThrow();
+  });
+
+  it('complains when QUNLI_CONFIG points at nothing', () => {
+    expect(problemsOf(() => loadConfig('ingress', { env: { QUNLI_CONFIG: '/nonexistent/q.yaml' } }))[0]).toMatch(
+      /QUNLI_CONFIG points at \/nonexistent\/q\.yaml, which does not exist/,
+    );
+  });
+});
