@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { EventKind, makeEvent } from '@app/contracts';
 import { entryFields } from '@app/event-bus';
+import { sampleMessage } from '@app/testing';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { BenchStack } from './stack.js';
 
@@ -22,17 +23,9 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
     kind: EventKind.MessageObserved,
     groupId: '300001',
     source: 'bench',
-    payload: {
-      messageType: 'group',
-      selfId: '10001',
-      messageId: '123456789',
+    payload: sampleMessage('今天晚上吃什么好呢', {
       sender: { userId: '20001', nickname: 'user20001', card: '', displayName: 'user20001', role: 'member' },
-      segments: [{ type: 'text', data: { text: '今天晚上吃什么好呢' } }],
-      text: '今天晚上吃什么好呢',
-      truncated: false,
-      mentionsSelf: false,
-      sentAt: Math.floor(Date.now() / 1000),
-    },
+    }),
   });
   const fields = entryFields(event);
   let written = 0;

@@ -1,28 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { verifySignature } from '@app/onebot';
 import { startSimulator, type FeedEntry, type RunningSimulator } from './simulator.js';
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: Record<string, unknown>;
-}
-
-async function startIngress(): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown> });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/onebot/v11/http`, received, server };
-}
+import { startRecordingServer, type RecordingServer } from '@app/testing';
 
 /** Reads the page's server-sent event stream and hands out entries as they arrive. */
 class FeedReader {
@@ -66,11 +44,11 @@ class FeedReader {
 }
 
 describe('chat simulator', () => {
-  let ingress: Awaited<ReturnType<typeof startIngress>>;
+  let ingress: RecordingServer;
   let simulator: RunningSimulator;
 
   beforeEach(async () => {
-    ingress = await startIngress();
+    ingress = await startRecordingServer();
     simulator = await startSimulator({
       port: 0,
       host: '127.0.0.1',
@@ -85,8 +63,7 @@ describe('chat simulator', () => {
 
   afterEach(async () => {
     await simulator.stop();
-    ingress.server.closeAllConnections();
-    await new Promise<void>((resolve) => ingress.server.close(() => resolve()));
+    await ingress.close();
   });
 
   it('serves the chat page', async () => {
@@ -176,8 +153,7 @@ describe('chat simulator', () => {
   });
 
   it('says so in the feed when ingress cannot be reached', async () => {
-    ingress.server.closeAllConnections();
-    await new Promise<void>((resolve) => ingress.server.close(() => resolve()));
+    await ingress.close();
     const response = await fetch(`${simulator.url}/sim/say`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

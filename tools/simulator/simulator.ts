@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeOneBot, napcatGroupMessage, type FakeSentMessage } from '@app/onebot';
+import { FakeOneBot, napcatGroupMessage, readBody, type FakeSentMessage } from '@app/onebot';
 import { SIMULATOR_PAGE } from './page.js';
 
 export interface SimulatorOptions {
@@ -201,15 +201,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 /** Ids from the page arrive as strings or numbers; anything else is not an id. */

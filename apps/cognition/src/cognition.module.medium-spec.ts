@@ -3,15 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  episodeIdFor,
-  EventKind,
-  Keyspace,
-  makeEvent,
-  QueueName,
-  type EpisodeJob,
-  type MessagePayload,
-} from '@app/contracts';
+import { episodeIdFor, EventKind, Keyspace, makeEvent, QueueName, type EpisodeJob } from '@app/contracts';
 import { createRedis, Metrics, QunliConfig } from '@app/platform';
 import {
   deleteKeys,
@@ -22,6 +14,7 @@ import {
   createTestDatabase,
   type TestDatabase,
   LlmDouble,
+  sampleMessage,
 } from '@app/testing';
 import { CognitionModule } from './cognition.module.js';
 import { EpisodeProcessor } from './episodes/episode.processor.js';
@@ -41,18 +34,7 @@ let queue: Queue<EpisodeJob>;
 let queueEvents: QueueEvents;
 
 function episodeJob(text: string): EpisodeJob {
-  const payload: MessagePayload = {
-    messageType: 'group',
-    selfId: '10001',
-    messageId: String(Math.floor(Math.random() * 1e9)),
-    sender: { userId: '20001', nickname: 'zhen', card: '', displayName: 'zhen', role: 'member' },
-    segments: [{ type: 'text', data: { text } }],
-    text,
-    truncated: false,
-    mentionsSelf: true,
-    directReason: 'at',
-    sentAt: Math.floor(Date.now() / 1000),
-  };
+  const payload = sampleMessage(text, { mentionsSelf: true, directReason: 'at' });
   const trigger = makeEvent({ kind: EventKind.MessageDirect, groupId: GROUP, payload, source: 'ingress' });
   return {
     episodeId: episodeIdFor(trigger.id),

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf, type MessagePayload } from '@app/contracts';
 import { PlatformModule } from '@app/platform';
-import { deleteKeys, testConfig, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, sampleMessage, testConfig, testRedis, uniquePrefix } from '@app/testing';
 import type { BatchEntry } from './consumer-types.js';
 import { EventBusModule } from './event-bus.module.js';
 import { EventLog } from './event-log.js';
@@ -16,22 +16,8 @@ import { QunliError } from '@app/contracts';
 
 const GROUP = 'scheduler';
 
-function message(text: string): MessagePayload {
-  return {
-    messageType: 'group',
-    selfId: '10001',
-    messageId: String(Math.floor(Math.random() * 1e9)),
-    sender: { userId: '20001', nickname: 'Alice', card: '', displayName: 'Alice', role: 'member' },
-    segments: [{ type: 'text', data: { text } }],
-    text,
-    truncated: false,
-    mentionsSelf: false,
-    sentAt: 1747107314,
-  };
-}
-
 function observed(groupId: string, text: string): EventOf<'message.observed'> {
-  return makeEvent({ kind: EventKind.MessageObserved, groupId, payload: message(text), source: 'test' });
+  return makeEvent({ kind: EventKind.MessageObserved, groupId, payload: sampleMessage(text), source: 'test' });
 }
 
 /** What the test handler saw and did; behaviour per message text. */
@@ -145,9 +131,7 @@ describe('event bus on real Redis', () => {
     expect(await effects(p)).toEqual(['one', 'two', 'three']);
     await until(async () => (await publishedDecisions(p)).length === 3);
     expect(await publishedDecisions(p)).toEqual(['seen one', 'seen two', 'seen three']);
-    const pending = (await redis.xpending(keys().stream(p), GROUP)) as [number];
     await until(async () => ((await redis.xpending(keys().stream(p), GROUP)) as [number])[0] === 0);
-    expect(pending[0]).toBeLessThanOrEqual(3);
   });
 
   it('re-reads its own pending entries on start (a consumer that died after reading)', async () => {
@@ -211,7 +195,7 @@ describe('event bus on real Redis', () => {
   });
 
   it('dead-letters an entry that is not a valid envelope without calling any handler', async () => {
-    const app = await startApp('a');
+    await startApp('a');
     const k = keys();
     await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', '{"kind":"message.observed","id":5}');
     await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', 'not json');
@@ -219,7 +203,7 @@ describe('event bus on real Redis', () => {
     const reasons = (await redis.xrange(k.deadLetters(0), '-', '+')).map(([, f]) => f[f.indexOf('reason') + 1]);
     expect(reasons.sort()).toEqual(['bad_json', 'invalid_envelope']);
     expect(recorder.seen).toHaveLength(0);
-    expect(app).toBeDefined();
+    expect(((await redis.xpending(k.stream(0), GROUP)) as [number])[0]).toBe(0);
   });
 
   it('a redelivered event changes nothing: the same event appended twice is handled once', async () => {
@@ -240,8 +224,6 @@ describe('event bus on real Redis', () => {
   it('splits partitions between two members and hands them over when one leaves, losing nothing', async () => {
     const a = await startApp('a');
     const b = await startApp('b');
-    const serverA = a.get(StreamConsumers);
-    expect(serverA).toBeDefined();
     await until(async () => {
       const owners = await Promise.all([0, 1, 2, 3].map((p) => redis.get(keys().lease(GROUP, p))));
       return owners.filter((o) => o === 'a').length === 2 && owners.filter((o) => o === 'b').length === 2;
@@ -275,8 +257,7 @@ describe('event bus on real Redis', () => {
     // Someone else's live lease is respected.
     await stopApp(apps[0]!);
     for (let q = 0; q < PARTITIONS; q++) await redis.set(keys().lease(GROUP, q), 'other-member', 'PX', 60_000);
-    const third = await startApp('stable-id', { QUNLI_LEASE_MS: 60_000 });
-    expect(third.get(StreamConsumers)).toBeDefined();
+    await startApp('stable-id', { QUNLI_LEASE_MS: 60_000 });
     await sleep(300);
     expect(await redis.get(keys().lease(GROUP, p))).toBe('other-member');
   });

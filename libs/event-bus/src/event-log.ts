@@ -49,10 +49,6 @@ export class EventLog {
     if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
   }
 
-  private count(event: EventEnvelope): void {
-    this.metrics.published(event);
-  }
-
   /** Append one event; resolves to its stream entry id once Redis has it. */
   async append(event: EventEnvelope): Promise<string> {
     this.validate(event);
@@ -61,7 +57,7 @@ export class EventLog {
       '*',
       ...entryFields(event),
     );
-    this.count(event);
+    this.metrics.published(event);
     return id as string;
   }
 
@@ -90,7 +86,7 @@ export class EventLog {
         const [error, id] = results[i]!;
         if (error) throw error;
         ids.set(event, id as string);
-        this.count(event);
+        this.metrics.published(event);
       });
     }
     return events.map((e) => ids.get(e)!);
@@ -115,7 +111,7 @@ export class EventLog {
       event.kind,
       JSON.stringify(event),
     );
-    if (appended === 1) this.count(event);
+    if (appended === 1) this.metrics.published(event);
     return { appended: appended === 1, id };
   }
 }

@@ -11,10 +11,6 @@ export class KeyedSerial {
   /** `onError` sees a task's failure; tasks are expected to handle their own errors, this is the last net. */
   constructor(private readonly onError: (error: unknown) => void) {}
 
-  get size(): number {
-    return this.inFlight;
-  }
-
   run(key: string, task: () => Promise<void>): void {
     this.inFlight++;
     const previous = this.tails.get(key) ?? Promise.resolve();

@@ -53,10 +53,6 @@ export class PartitionLeases {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  get partitions(): ReadonlySet<number> {
-    return this.owned;
-  }
-
   async start(): Promise<void> {
     this.stopped = false;
     await this.tick();

@@ -38,10 +38,6 @@ export class PartitionedConsumer {
     );
   }
 
-  get ownedPartitions(): number[] {
-    return [...this.leases.partitions].sort((a, b) => a - b);
-  }
-
   async start(): Promise<void> {
     await this.leases.start();
   }

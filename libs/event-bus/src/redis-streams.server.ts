@@ -43,10 +43,6 @@ export class RedisStreamsServer extends Server implements CustomTransportStrateg
     await this.consumer?.stop();
   }
 
-  get partitions(): number[] {
-    return this.consumer?.ownedPartitions ?? [];
-  }
-
   on(): never {
     throw new Error('RedisStreamsServer has no event listeners; watch /metrics and /health instead');
   }

@@ -12,7 +12,6 @@ import { RedisStreamsServer } from './redis-streams.server.js';
 export interface RunningConsumer {
   start(): Promise<void>;
   stop(): Promise<void>;
-  readonly ownedPartitions: number[];
 }
 
 /**

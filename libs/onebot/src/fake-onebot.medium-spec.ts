@@ -1,36 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { FakeOneBot } from './fake-onebot.js';
 import type { OneBotApiResponse } from './onebot-types.js';
 import { verifySignature } from './signature.js';
+import { startRecordingServer, type RecordingServer } from '@app/testing';
 
 const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/onebot');
 const fixture = (path: string) => JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as Record<string, unknown>;
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  raw: string;
-  body: Record<string, unknown>;
-}
-
-/** A stand-in for ingress: records every POST and answers 204. */
-async function startIngress(): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ headers: req.headers, raw, body: JSON.parse(raw) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/onebot/v11/http`, received, server };
-}
 
 function typeShape(value: unknown): unknown {
   if (Array.isArray(value)) return 'array';
@@ -51,16 +27,15 @@ async function post(url: string, body: unknown, token?: string) {
 
 describe('FakeOneBot', () => {
   let fake: FakeOneBot;
-  let ingress: Awaited<ReturnType<typeof startIngress>>;
+  let ingress: RecordingServer;
 
   beforeEach(async () => {
-    ingress = await startIngress();
+    ingress = await startRecordingServer();
   });
 
   afterEach(async () => {
     await fake.stop();
-    ingress.server.closeAllConnections();
-    await new Promise<void>((resolve) => ingress.server.close(() => resolve()));
+    await ingress.close();
   });
 
   it('posts a signed NapCat-shaped group message with the same fields and types as a real capture', async () => {

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { renderPlainText, toSegments } from './cq-code.js';
 import { napcatGroupMessage, napcatMessageSent, nextMessageId, type GroupMessageSpec } from './napcat-events.js';
 import type { OneBotApiResponse, OneBotMessage, OneBotSegment } from './onebot-types.js';
+import { readBody } from './http-body.js';
 import { signBody } from './signature.js';
 
 export interface FakeOneBotOptions {
@@ -404,13 +405,4 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   if (res.destroyed) return;
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

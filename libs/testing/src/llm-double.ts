@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { readBody } from '@app/onebot';
 
 /** The parts of a chat completions request body the double reads. */
 export interface ChatCompletionBody {
@@ -227,12 +228,6 @@ export class LlmDouble {
   private record(req: IncomingMessage, path: string, body: ChatCompletionBody | null, status: number): void {
     this.requests.push({ method: req.method ?? '', path, headers: req.headers, body, status });
   }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function json(res: ServerResponse, status: number, value: unknown): void {

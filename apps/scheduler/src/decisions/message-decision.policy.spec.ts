@@ -1,17 +1,8 @@
 import type { MessagePayload } from '@app/contracts';
+import { sampleMessage } from '@app/testing';
 import { decideOnMessage } from './message-decision.policy.js';
 
-const base: MessagePayload = {
-  messageType: 'group',
-  selfId: '10001',
-  messageId: '1',
-  sender: { userId: '20001', nickname: 'Alice', card: '', displayName: 'Alice', role: 'member' },
-  segments: [],
-  text: '今天吃什么',
-  truncated: false,
-  mentionsSelf: false,
-  sentAt: 1,
-};
+const base: MessagePayload = sampleMessage('今天吃什么');
 
 describe('message decision', () => {
   it('sends an @-mention to deliberation through every intermediate state', () => {
