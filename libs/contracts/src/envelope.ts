@@ -29,6 +29,13 @@ import {
   PersonalActivityPayload,
   SendProblemPayload,
 } from './payloads.js';
+import {
+  EpisodeControlPayload,
+  EpisodeWaitingPayload,
+  MessageRecalledPayload,
+  TimerFiredPayload,
+  ToolResultPayload,
+} from './runtime.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -121,6 +128,11 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.MessageSent]: MessageSentPayload,
   [EventKind.SendFailed]: SendProblemPayload,
   [EventKind.SendUnknown]: SendProblemPayload,
+  [EventKind.MessageRecalled]: MessageRecalledPayload,
+  [EventKind.TimerFired]: TimerFiredPayload,
+  [EventKind.EpisodeControl]: EpisodeControlPayload,
+  [EventKind.EpisodeWaiting]: EpisodeWaitingPayload,
+  [EventKind.ToolResult]: ToolResultPayload,
   [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
   [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
   [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
@@ -139,6 +151,11 @@ export interface PayloadMap {
   'message.sent': MessageSentPayload;
   'send.failed': SendProblemPayload;
   'send.unknown': SendProblemPayload;
+  'message.recalled': MessageRecalledPayload;
+  'timer.fired': TimerFiredPayload;
+  'episode.control': EpisodeControlPayload;
+  'episode.waiting': EpisodeWaitingPayload;
+  'tool.result': ToolResultPayload;
   'personal.activity.started': PersonalActivityPayload;
   'personal.activity.beat': PersonalActivityPayload;
   'personal.activity.completed': PersonalActivityPayload;
@@ -146,7 +163,8 @@ export interface PayloadMap {
 export type PayloadOf<K extends EventKind> = PayloadMap[K];
 export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };
 
-function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
+/** class-validator's nested errors as a flat list of field paths (`payload.sender.role`). */
+export function flattenValidationErrors(errors: ValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
@@ -154,7 +172,7 @@ function flatten(errors: ValidationError[], prefix = ''): FieldError[] {
       out.push({ path, message: Object.values(error.constraints).join(', ') });
     }
     if (error.children?.length) {
-      out.push(...flatten(error.children, path));
+      out.push(...flattenValidationErrors(error.children, path));
     }
   }
   return out;
@@ -171,11 +189,11 @@ export function envelopeErrors(plain: unknown): FieldError[] {
     return [{ path: '', message: 'must be an object' }];
   }
   const envelope = plainToInstance(EventEnvelope, plain);
-  const errors = flatten(validateSync(envelope, VALIDATION_OPTIONS));
+  const errors = flattenValidationErrors(validateSync(envelope, VALIDATION_OPTIONS));
   if (errors.length > 0) return errors;
   const payloadClass = PAYLOAD_CLASSES[envelope.kind];
   const payload = plainToInstance(payloadClass, envelope.payload as object);
-  return flatten(validateSync(payload, VALIDATION_OPTIONS), 'payload');
+  return flattenValidationErrors(validateSync(payload, VALIDATION_OPTIONS), 'payload');
 }
 
 /** Validate and return the envelope as a plain object; throws `ValidationFailed` naming every bad field. */

@@ -22,6 +22,16 @@ export const EventKind = {
   SendFailed: 'send.failed',
   /** Delivery of one segment is unknown (timeout after the request left, crash mid-send); never retried. */
   SendUnknown: 'send.unknown',
+  /** Someone withdrew a message; a pending decision, a running episode and a queued send about it are dropped. */
+  MessageRecalled: 'message.recalled',
+  /** A durable timer came due (runtime spine). */
+  TimerFired: 'timer.fired',
+  /** The scheduler told an episode to start, stop, take new messages in or continue. */
+  EpisodeControl: 'episode.control',
+  /** An episode parked itself until a timer (`wait`) or an asynchronous tool's result. */
+  EpisodeWaiting: 'episode.waiting',
+  /** An asynchronous tool call finished. */
+  ToolResult: 'tool.result',
   PersonalActivityStarted: 'personal.activity.started',
   PersonalActivityBeat: 'personal.activity.beat',
   PersonalActivityCompleted: 'personal.activity.completed',

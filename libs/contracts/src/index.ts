@@ -5,4 +5,6 @@ export * from './event-state.js';
 export * from './message.js';
 export * from './payloads.js';
 export * from './queues.js';
+export * from './runtime.js';
 export * from './streams.js';
+export * from './tools.js';

@@ -32,7 +32,8 @@ export class MessageSender {
   role!: SenderRole;
 }
 
-export const DIRECT_REASONS = ['at', 'reply', 'name', 'private'] as const;
+/** Why a message counts as addressed to the bot. `poke`: a poke (戳一戳) at the bot, carried as a message. */
+export const DIRECT_REASONS = ['at', 'reply', 'name', 'private', 'poke'] as const;
 export type DirectReason = (typeof DIRECT_REASONS)[number];
 
 /** The payload of `message.observed` and `message.direct`: one chat message as the runtime understands it. */

@@ -143,7 +143,8 @@ export class EpisodeStepPayload {
   latencyMs!: number;
 }
 
-export const EPISODE_OUTCOMES = ['replied', 'no_reply', 'failed'] as const;
+/** `cancelled` and `superseded` follow an `episode.control` command; they never act. */
+export const EPISODE_OUTCOMES = ['replied', 'no_reply', 'failed', 'cancelled', 'superseded'] as const;
 export type EpisodeOutcome = (typeof EPISODE_OUTCOMES)[number];
 
 export class ErrorInfo {

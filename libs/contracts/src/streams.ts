@@ -95,6 +95,22 @@ export class Keyspace {
     return `${this.prefix}:episode-done:${this.tag(partition)}:${episodeId}`;
   }
 
+  /** Durable timers of one partition (sorted set: due time in product ms → timer JSON). Owned by the scheduler,
+   * set in the commit of the state that needs them, fired as `timer.fired` into the same partition. */
+  timers(partition: number): string {
+    return `${this.prefix}:timers:${this.tag(partition)}`;
+  }
+
+  /** The control record of one episode (`EpisodeControlRecord` JSON), written in the scheduler's commit. */
+  episodeControl(partition: number, episodeId: string): string {
+    return `${this.prefix}:episode-control:${this.tag(partition)}:${episodeId}`;
+  }
+
+  /** Pub/sub channel on which every `episode.control` command is also published, for running workers to hear. */
+  get episodeControlChannel(): string {
+    return `${this.prefix}:episode-control`;
+  }
+
   /** The life director's current activity; lives in the partition of its `personal.*` events. */
   lifeState(partition: number): string {
     return `${this.prefix}:life:${this.tag(partition)}:current`;

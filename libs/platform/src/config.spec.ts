@@ -69,6 +69,20 @@ describe('configuration', () => {
     expect(() => loadConfig('ingress', { env: {}, cwd: empty })).not.toThrow();
   });
 
+  it('requires a shared epoch when product time runs faster than wall time', () => {
+    expect(problemsOf(() => loadConfig('scheduler', { env: { QUNLI_TIME_SCALE: '60' }, cwd: empty }))[0]).toMatch(
+      /QUNLI_TIME_EPOCH is required when QUNLI_TIME_SCALE is 60/,
+    );
+    const config = loadConfig('scheduler', {
+      env: { QUNLI_TIME_SCALE: '60', QUNLI_TIME_EPOCH: '2026-12-01T00:00:00Z' },
+      cwd: empty,
+    });
+    expect(config.timeEpochMs).toBe(Date.parse('2026-12-01T00:00:00Z'));
+    expect(
+      problemsOf(() => loadConfig('scheduler', { env: { QUNLI_TIME_EPOCH: 'yesterday' }, cwd: empty }))[0],
+    ).toMatch(/QUNLI_TIME_EPOCH must be an ISO 8601 time/);
+  });
+
   it('complains when QUNLI_CONFIG points at nothing', () => {
     expect(problemsOf(() => loadConfig('ingress', { env: { QUNLI_CONFIG: '/nonexistent/q.yaml' } }))[0]).toMatch(
       /QUNLI_CONFIG points at \/nonexistent\/q\.yaml, which does not exist/,

@@ -1,7 +1,19 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { plainToInstance } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 
 export const APP_NAMES = ['ingress', 'scheduler', 'cognition', 'outbound', 'life-director', 'tool'] as const;
@@ -103,6 +115,14 @@ export class QunliConfig {
   @Max(100000)
   QUNLI_TIME_SCALE = 1;
 
+  /**
+   * The instant product time and wall time agree when `QUNLI_TIME_SCALE` is not 1 (ISO time). Every process of a
+   * deployment must be given the same one, so they agree on product time; required when the scale is not 1.
+   */
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 time such as 2026-12-01T00:00:00Z' })
+  QUNLI_TIME_EPOCH?: string;
+
   /** Isolates one deployment's Redis keys (and a test run's). */
   @Matches(/^[a-zA-Z0-9_.-]{1,64}$/, { message: 'must be 1-64 characters of [a-zA-Z0-9_.-]' })
   QUNLI_REDIS_PREFIX = 'qunli';
@@ -193,6 +213,11 @@ export class QunliConfig {
   @IsString()
   QUNLI_CONFIG?: string;
 
+  /** Epoch ms of `QUNLI_TIME_EPOCH` (0 when unset: scale 1). */
+  get timeEpochMs(): number {
+    return this.QUNLI_TIME_EPOCH === undefined ? 0 : Date.parse(this.QUNLI_TIME_EPOCH);
+  }
+
   get groups(): '*' | Set<string> {
     return this.QUNLI_GROUPS === '*' ? '*' : new Set(this.QUNLI_GROUPS.split(','));
   }
@@ -243,6 +268,7 @@ const KNOWN_KEYS = new Set<string>();
     'ONEBOT_HTTP_API_URL',
     'ONEBOT_WS_URL',
     'QUNLI_CONFIG',
+    'QUNLI_TIME_EPOCH',
   ]) {
     KNOWN_KEYS.add(key);
   }
@@ -366,6 +392,11 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
     const shown = JSON.stringify(converted[error.property] ?? null);
     const reasons = Object.values(error.constraints ?? {}).join(', ');
     problems.push(`${error.property} ${reasons} (got ${shown})`);
+  }
+  if (config.QUNLI_TIME_SCALE !== 1 && config.QUNLI_TIME_EPOCH === undefined) {
+    problems.push(
+      `QUNLI_TIME_EPOCH is required when QUNLI_TIME_SCALE is ${config.QUNLI_TIME_SCALE} (an ISO time every app is given, e.g. the replay's start)`,
+    );
   }
   for (const key of REQUIRED_BY_APP[app] ?? []) {
     if (config[key] === undefined) problems.push(`${key} is required by ${app}`);

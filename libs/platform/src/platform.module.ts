@@ -34,7 +34,11 @@ export class PlatformModule {
     const providers: Provider[] = [
       { provide: APP_NAME, useValue: app },
       { provide: QunliConfig, useFactory: () => options.config ?? loadConfig(app) },
-      { provide: Clock, inject: [QunliConfig], useFactory: (c: QunliConfig) => new Clock(c.QUNLI_TIME_SCALE) },
+      {
+        provide: Clock,
+        inject: [QunliConfig],
+        useFactory: (c: QunliConfig) => new Clock(c.QUNLI_TIME_SCALE, c.timeEpochMs),
+      },
       { provide: Metrics, useFactory: () => new Metrics(app, !options.withoutDefaultMetrics) },
       {
         provide: REDIS,

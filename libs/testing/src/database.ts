@@ -12,12 +12,17 @@ import { migrate, migrationFingerprint, quoteIdent, redact, withDatabase } from 
 export const TEST_DATABASE_ADMIN_URL = adminUrl(
   process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
 );
-export const TEMPLATE_DATABASE = 'qunli_test_template';
+/**
+ * Templates are named after the migrations' fingerprint (`qunli_test_tpl_<hash>`), so checkouts with different
+ * migrations (branches, worktrees, CI beside a developer) each clone their own and never rebuild each other's.
+ */
+export const TEMPLATE_PREFIX = 'qunli_test_tpl_';
 
 const TEST_DATABASE_PREFIX = 'qunli_t_';
-const BUILD_PREFIX = `${TEMPLATE_DATABASE}_build_`;
 /** Serialises template builds across concurrent test runs on one server. */
 const TEMPLATE_LOCK = 7_311_542_902;
+/** Templates of other fingerprints not built within this long are dropped when a new one is built. */
+const TEMPLATE_STALE_MS = 2 * 86_400_000;
 const OBJECT_IN_USE = '55006';
 
 export interface TestDatabase {
@@ -59,41 +64,49 @@ async function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
-async function templateComment(admin: pg.Client): Promise<string | null> {
-  const { rows } = await admin.query<{ comment: string | null }>(
-    `SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`,
-    [TEMPLATE_DATABASE],
-  );
-  return rows[0]?.comment ?? null;
+async function databaseExists(admin: pg.Client, name: string): Promise<boolean> {
+  const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+  return (rowCount ?? 0) > 0;
+}
+
+async function templateName(): Promise<string> {
+  return `${TEMPLATE_PREFIX}${(await migrationFingerprint()).slice(0, 16)}`;
 }
 
 /**
- * Make sure `qunli_test_template` holds the schema the code's migrations describe. The template carries a
- * fingerprint of the migrations in its comment; only when it differs (or the template is missing) is a new one
- * built, under an advisory lock, in a scratch database that is renamed into place when complete — so a clone
- * never sees a half-migrated template, and concurrent runs build it once.
+ * Make sure the template for the code's migrations exists. It is built only when missing, under an advisory lock,
+ * in a scratch database that is renamed into place when complete — so a clone never sees a half-migrated template,
+ * and concurrent runs build it once. Building one also drops templates of other fingerprints left unused.
  */
-export async function ensureTemplateDatabase(): Promise<'current' | 'rebuilt'> {
-  const expected = `qunli migrations ${await migrationFingerprint()}`;
+export async function ensureTemplateDatabase(): Promise<{ template: string; built: boolean }> {
+  const template = await templateName();
+  const build = `${template}_b${randomBytes(3).toString('hex')}`.slice(0, 63);
   return withAdmin(async (admin) => {
-    if ((await templateComment(admin)) === expected) return 'current';
+    if (await databaseExists(admin, template)) return { template, built: false };
     await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
     try {
-      if ((await templateComment(admin)) === expected) return 'current';
-      const { rows: leftovers } = await admin.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`,
-        [BUILD_PREFIX],
+      if (await databaseExists(admin, template)) return { template, built: false };
+      const { rows } = await admin.query<{ datname: string; comment: string | null }>(
+        `SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database
+          WHERE starts_with(datname, $1) OR datname = 'qunli_test_template'`,
+        [TEMPLATE_PREFIX],
       );
-      for (const { datname } of leftovers) await admin.query(`DROP DATABASE ${quoteIdent(datname)} WITH (FORCE)`);
-      const build = `${BUILD_PREFIX}${randomBytes(4).toString('hex')}`;
+      for (const { datname, comment } of rows) {
+        const builtAt = Date.parse(comment?.replace(/^built /, '') ?? '');
+        const scratch = datname.startsWith(TEMPLATE_PREFIX) && /_b[0-9a-f]{6}$/.test(datname);
+        if (!scratch && !Number.isNaN(builtAt) && Date.now() - builtAt < TEMPLATE_STALE_MS) continue;
+        await admin.query(`ALTER DATABASE ${quoteIdent(datname)} WITH IS_TEMPLATE false ALLOW_CONNECTIONS true`);
+        await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
+      }
       await admin.query(`CREATE DATABASE ${quoteIdent(build)}`);
       await migrate(withDatabase(TEST_DATABASE_ADMIN_URL, build));
-      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(TEMPLATE_DATABASE)}`);
-      await admin.query(`ALTER DATABASE ${quoteIdent(build)} RENAME TO ${quoteIdent(TEMPLATE_DATABASE)}`);
-      await admin.query(`COMMENT ON DATABASE ${quoteIdent(TEMPLATE_DATABASE)} IS ${literal(expected)}`);
+      await admin.query(`ALTER DATABASE ${quoteIdent(build)} RENAME TO ${quoteIdent(template)}`);
+      await admin.query(
+        `COMMENT ON DATABASE ${quoteIdent(template)} IS ${literal(`built ${new Date().toISOString()}`)}`,
+      );
       // Nobody may connect to the template: a connection would make every clone fail.
-      await admin.query(`ALTER DATABASE ${quoteIdent(TEMPLATE_DATABASE)} WITH ALLOW_CONNECTIONS false`);
-      return 'rebuilt';
+      await admin.query(`ALTER DATABASE ${quoteIdent(template)} WITH ALLOW_CONNECTIONS false`);
+      return { template, built: true };
     } finally {
       await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
     }
@@ -105,7 +118,7 @@ function testDatabaseName(label: string): string {
   return `${TEST_DATABASE_PREFIX}${Date.now().toString(36)}_${randomBytes(3).toString('hex')}_${clean}`.slice(0, 63);
 }
 
-let templateChecked: Promise<unknown> | undefined;
+let templateChecked: Promise<{ template: string }> | undefined;
 
 /**
  * A database of its own for one test file: a clone of the migrated template (or an empty one). The template is
@@ -113,9 +126,10 @@ let templateChecked: Promise<unknown> | undefined;
  * Names are `qunli_t_<base36 ms>_<random>_<label>`; the medium global setup drops ones older than 12 hours.
  */
 export async function createTestDatabase(label: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  if (!options.empty) await (templateChecked ??= ensureTemplateDatabase());
   const name = testDatabaseName(label);
-  const template = options.empty ? '' : ` TEMPLATE ${quoteIdent(TEMPLATE_DATABASE)}`;
+  const template = options.empty
+    ? ''
+    : ` TEMPLATE ${quoteIdent((await (templateChecked ??= ensureTemplateDatabase())).template)}`;
   await withAdmin(async (admin) => {
     for (let attempt = 1; ; attempt++) {
       try {

@@ -54,6 +54,7 @@ const DIRECT_NOTES = {
   reply: '（对方引用了你的消息）',
   name: '（对方提到了你的名字）',
   private: '（这是私聊消息）',
+  poke: '（对方戳了戳你）',
 } as const;
 
 const RULES = [

@@ -13,6 +13,7 @@ const DIRECT_REASON_TEXT = {
   reply: '引用了机器人的消息',
   name: '叫了机器人的名字',
   private: '私聊',
+  poke: '戳了戳机器人',
 } as const;
 
 /**

@@ -12,6 +12,11 @@ export function afterEpisode(payload: EpisodeCompletedPayload): OutcomeMove | un
       return undefined;
     case 'no_reply':
       return { to: 'skipped', reason: 'skipped: the episode chose not to reply' };
+    case 'cancelled':
+      return { to: 'skipped', reason: `skipped: the episode was cancelled (${payload.error?.message ?? 'no reason'})` };
+    case 'superseded':
+      // The event's evidence went to the episode that took over; that one decides the event's fate.
+      return undefined;
     case 'failed':
       return {
         to: 'skipped',

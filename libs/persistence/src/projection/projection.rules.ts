@@ -454,7 +454,12 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.PersonalActivityStarted:
     case EventKind.PersonalActivityBeat:
     case EventKind.PersonalActivityCompleted:
-      // The life line has no read model yet; event_log keeps these events for when it does.
+    case EventKind.MessageRecalled:
+    case EventKind.TimerFired:
+    case EventKind.EpisodeControl:
+    case EventKind.EpisodeWaiting:
+    case EventKind.ToolResult:
+      // No read model yet; event_log keeps these events for the issues that project them.
       return;
   }
 }
