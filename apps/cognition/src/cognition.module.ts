@@ -6,7 +6,7 @@ import { PersonaModule } from '@app/persona';
 import { PlatformModule, QueuesModule } from '@app/platform';
 import { EpisodeProcessor } from './episodes/episode.processor.js';
 import { EpisodeRunner } from './episodes/episode.runner.js';
-import { chatModelProvider } from './llm/chat-model.provider.js';
+import { chatModelProvider } from '@app/llm';
 
 /** The slow plane (ADR §4.2): runs episodes from the `episodes` queue and records their outcomes as events. */
 @Module({

@@ -110,3 +110,11 @@ export interface PromptContextProvider {
   readonly section: PromptSection;
   provide(request: PromptContextRequest): Promise<string | null>;
 }
+
+/**
+ * Injection tokens (plain strings, so contracts stay free of Nest) under which modules outside cognition hand it
+ * their tools and prompt sections: a provider of `TOOL_PROVIDERS` gives `Tool[]`, one of `PROMPT_CONTEXT_PROVIDERS`
+ * gives `PromptContextProvider[]`. Cognition registers what it is given at start and unregisters it at shutdown.
+ */
+export const TOOL_PROVIDERS = 'qunli:tool-providers';
+export const PROMPT_CONTEXT_PROVIDERS = 'qunli:prompt-context-providers';

@@ -17,9 +17,9 @@ import { EventLog } from '@app/event-bus';
 import { loadPersona } from '@app/persona';
 import { Clock, Metrics, type QunliConfig } from '@app/platform';
 import { deleteKeys, testConfig, testRedis, TEST_REDIS_URL, uniquePrefix, LlmDouble } from '@app/testing';
-import type { ChatModel } from '../llm/chat-model.js';
-import { OfflineResponder } from '../llm/offline-responder.js';
-import { OpenAiChatClient } from '../llm/openai-chat.client.js';
+import type { ChatModel } from '@app/llm';
+import { OfflineResponder } from '@app/llm';
+import { OpenAiChatClient } from '@app/llm';
 import { EpisodeRunner } from './episode.runner.js';
 
 const persona = loadPersona(join(import.meta.dirname, '../../../../personas/default.yaml'));

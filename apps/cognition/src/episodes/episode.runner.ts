@@ -17,7 +17,7 @@ import {
 import { EventLog } from '@app/event-bus';
 import { effectivePersona, PersonaPolicy } from '@app/persona';
 import { Clock, Metrics, QunliConfig, REDIS } from '@app/platform';
-import { ChatModel, type ChatMessage, type ChatResponse } from '../llm/chat-model.js';
+import { ChatModel, type ChatMessage, type ChatResponse } from '@app/llm';
 import { buildEpisodePrompt, correctionPrompt } from '../prompt/episode.prompt.js';
 import { episodeMetrics, type EpisodeMetrics } from './episode.metrics.js';
 import { decideToolCall, EPISODE_TOOLS, parseArguments, type ToolCallDecision } from './tool-call.rules.js';

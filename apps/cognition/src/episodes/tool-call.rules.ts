@@ -11,7 +11,7 @@ import {
   type ValidationError,
 } from 'class-validator';
 import type { FieldError } from '@app/contracts';
-import type { ToolCall, ToolSpec } from '../llm/chat-model.js';
+import type { ToolCall, ToolSpec } from '@app/llm';
 
 export const REPLY_MAX_CHARS = 2000;
 

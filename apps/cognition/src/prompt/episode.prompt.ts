@@ -1,6 +1,6 @@
 import type { ContextMessage, MessagePayload, SenderRole } from '@app/contracts';
 import type { EffectivePersona } from '@app/persona';
-import type { ChatMessage } from '../llm/chat-model.js';
+import type { ChatMessage } from '@app/llm';
 
 /** The newest messages shown as background (ADR §14: 8–12). */
 export const CONTEXT_LIMIT = 12;

@@ -1,5 +1,5 @@
-import { decideToolCall, EPISODE_TOOLS } from '../episodes/tool-call.rules.js';
-import { cutText, OfflineResponder, offlineReplyText } from './offline-responder.js';
+import { cutText, OfflineResponder, offlineReplyText } from '@app/llm';
+import { decideToolCall, EPISODE_TOOLS } from './tool-call.rules.js';
 
 describe('offline responder', () => {
   const responder = new OfflineResponder();

@@ -1,0 +1,4 @@
+export * from './chat-model.js';
+export * from './chat-model.provider.js';
+export * from './offline-responder.js';
+export * from './openai-chat.client.js';
