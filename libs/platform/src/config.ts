@@ -208,6 +208,14 @@ export class QunliConfig {
   @IsString()
   QUNLI_HTTP_HOST = '0.0.0.0';
 
+  /**
+   * Longest a process takes to stop after SIGTERM: work in flight is finished or handed back within it, else the
+   * process exits 1. Above the longest episode, below the orchestrator's grace period.
+   */
+  @IsInt()
+  @Min(1000)
+  QUNLI_SHUTDOWN_TIMEOUT_MS = 90_000;
+
   /** Optional path of the YAML config file (default `qunli.yaml` in the working directory, when present). */
   @IsOptional()
   @IsString()

@@ -1,9 +1,10 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
+import { ShutdownState } from './shutdown-state.js';
 import { REDIS } from './tokens.js';
 
-/** Ready when Redis and Postgres answer. */
+/** Ready when Redis and Postgres answer and the process is not stopping. */
 @Controller('health')
 export class HealthController {
   constructor(
@@ -11,11 +12,15 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly db: TypeOrmHealthIndicator,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   @Get()
   @HealthCheck()
   check() {
+    if (this.shutdown.draining) {
+      throw new ServiceUnavailableException({ status: 'shutting_down', info: {}, error: {}, details: {} });
+    }
     return this.health.check([
       () =>
         this.indicators

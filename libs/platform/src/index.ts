@@ -7,3 +7,5 @@ export * from './platform.module.js';
 export * from './redis.js';
 export * from './tokens.js';
 export * from './queues.module.js';
+export * from './queue-metrics.js';
+export * from './shutdown-state.js';

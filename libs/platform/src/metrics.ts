@@ -48,7 +48,11 @@ export class Metrics {
     this.contributors.push(contributor);
   }
 
-  /** The whole exposition: the registry plus every contributor. A failing contributor is skipped, not fatal. */
+  /**
+   * The whole exposition: the registry plus every contributor, merged into one family per metric name (two
+   * BullMQ queues both print `# TYPE bullmq_job_count`; Prometheus wants it once). A failing contributor is
+   * skipped, not fatal.
+   */
   async scrape(): Promise<string> {
     const parts = [await this.registry.metrics()];
     for (const contributor of this.contributors) {
@@ -58,7 +62,7 @@ export class Metrics {
         parts.push(`# contributor failed: ${(error as Error).message.replace(/\n/g, ' ')}`);
       }
     }
-    return parts.filter((p) => p.length > 0).join('\n');
+    return mergeExpositions(parts);
   }
 
   private getOrCreate(name: string, create: () => Counter | Gauge | Histogram): Counter | Gauge | Histogram {
@@ -73,3 +77,72 @@ export class Metrics {
 
 /** Extra exposition text produced at scrape time. */
 export type MetricsContributor = () => Promise<string>;
+
+interface MetricFamily {
+  help: string | undefined;
+  type: string | undefined;
+  samples: Map<string, string>;
+}
+
+/** `name{labels} value [timestamp]` → `name{labels}`, the series' identity within one exposition. */
+function seriesOf(sample: string): string {
+  const close = sample.lastIndexOf('}');
+  if (close >= 0) return sample.slice(0, close + 1);
+  return sample.split(/\s+/, 1)[0]!;
+}
+
+function familyOfSample(series: string, families: Map<string, MetricFamily>): string {
+  const name = series.split('{', 1)[0]!;
+  if (families.has(name)) return name;
+  for (const suffix of ['_bucket', '_sum', '_count', '_total', '_created']) {
+    if (name.endsWith(suffix) && families.has(name.slice(0, -suffix.length))) return name.slice(0, -suffix.length);
+  }
+  return name;
+}
+
+/**
+ * Prometheus text expositions merged into one: each metric family once, with its HELP and TYPE once and its
+ * samples together; a series given twice (two modules exporting the same queue) keeps its first value. Other
+ * comment lines (a contributor's failure note) are kept at the end.
+ */
+export function mergeExpositions(parts: readonly string[]): string {
+  const families = new Map<string, MetricFamily>();
+  const notes: string[] = [];
+  const family = (name: string): MetricFamily => {
+    let found = families.get(name);
+    if (!found) {
+      found = { help: undefined, type: undefined, samples: new Map() };
+      families.set(name, found);
+    }
+    return found;
+  };
+  for (const part of parts) {
+    for (const raw of part.split('\n')) {
+      const line = raw.trim();
+      if (line === '') continue;
+      const meta = /^#\s+(HELP|TYPE)\s+(\S+)\s*(.*)$/.exec(line);
+      if (meta) {
+        const target = family(meta[2]!);
+        if (meta[1] === 'HELP') target.help ??= meta[3];
+        else target.type ??= meta[3];
+        continue;
+      }
+      if (line.startsWith('#')) {
+        notes.push(line);
+        continue;
+      }
+      const series = seriesOf(line);
+      const samples = family(familyOfSample(series, families)).samples;
+      if (!samples.has(series)) samples.set(series, line);
+    }
+  }
+  const lines: string[] = [];
+  for (const [name, { help, type, samples }] of families) {
+    if (samples.size === 0 && help === undefined && type === undefined) continue;
+    if (help !== undefined) lines.push(`# HELP ${name} ${help}`);
+    if (type !== undefined) lines.push(`# TYPE ${name} ${type}`);
+    lines.push(...samples.values());
+  }
+  lines.push(...notes);
+  return `${lines.join('\n')}\n`;
+}

@@ -7,6 +7,7 @@ import { HealthController } from './health.controller.js';
 import { Metrics } from './metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { createRedis } from './redis.js';
+import { ShutdownState } from './shutdown-state.js';
 import { APP_NAME, REDIS } from './tokens.js';
 
 export interface PlatformOptions {
@@ -46,13 +47,14 @@ export class PlatformModule {
         useFactory: (c: QunliConfig) => createRedis(c.REDIS_URL, `qunli-${app}`),
       },
       RedisCloser,
+      ShutdownState,
     ];
     return {
       module: PlatformModule,
       imports: [TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController, MetricsController],
       providers,
-      exports: [APP_NAME, QunliConfig, Clock, Metrics, REDIS],
+      exports: [APP_NAME, QunliConfig, Clock, Metrics, REDIS, ShutdownState],
     };
   }
 }

@@ -1,8 +1,11 @@
-import { BullModule } from '@nestjs/bullmq';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Keyspace, type QueueName } from '@app/contracts';
 import { QunliConfig } from './config.js';
+import { Metrics } from './metrics.js';
+import { QueueMetrics } from './queue-metrics.js';
 import { createRedis } from './redis.js';
 import { APP_NAME } from './tokens.js';
 
@@ -28,8 +31,8 @@ export class BullConnection implements OnApplicationShutdown {
 class BullConnectionModule {}
 
 /**
- * The BullMQ queues an app uses, on the deployment's key prefix (`Keyspace.bullPrefix`). Requires `PlatformModule`
- * and `EventBusModule` (for `Keyspace`).
+ * The BullMQ queues an app uses, on the deployment's key prefix (`Keyspace.bullPrefix`), each exported on the
+ * app's /metrics (`QueueMetrics`). Requires `PlatformModule` and `EventBusModule` (for `Keyspace`).
  */
 @Module({})
 export class QueuesModule {
@@ -46,6 +49,15 @@ export class QueuesModule {
           }),
         }),
         BullModule.registerQueue(...queues.map((name) => ({ name }))),
+        BullConnectionModule,
+      ],
+      providers: [
+        {
+          provide: QueueMetrics,
+          inject: [Metrics, APP_NAME, BullConnection, ...queues.map((name) => getQueueToken(name))],
+          useFactory: (metrics: Metrics, app: string, connection: BullConnection, ...instances: Queue[]) =>
+            new QueueMetrics(metrics, app, connection.redis, instances),
+        },
       ],
       exports: [BullModule],
     };

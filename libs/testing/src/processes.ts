@@ -58,6 +58,8 @@ export class AppProcess {
   private log: WriteStream | undefined;
   readonly logFile: string;
   private exits = 0;
+  /** How the last run ended: its exit code, or the signal that killed it. */
+  lastExit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   constructor(
     readonly app: AppUnderTest,
@@ -89,8 +91,9 @@ export class AppProcess {
     });
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       this.exits++;
+      this.lastExit = { code, signal };
     });
     this.child = child;
     await this.waitHealthy(readyTimeoutMs);
