@@ -1,6 +1,7 @@
 /**
  * Three tiers (STYLE.md): unit `*.spec.ts` beside the code, medium `*.medium-spec.ts` on real Redis + Postgres,
- * e2e `test/e2e/*.e2e-spec.ts` with the apps as separate processes. Nest 12 is pure ESM, so Jest runs in its
+ * e2e `test/e2e/*.e2e-spec.ts` with the apps as separate processes, observability `test/observability/*.prom-spec.ts`
+ * (the apps scraped by a real Prometheus). Nest 12 is pure ESM, so Jest runs in its
  * native ESM mode (`--experimental-vm-modules`, set by the npm scripts).
  */
 const tsJest = [
@@ -33,6 +34,11 @@ export default {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'observability',
+      testMatch: ['<rootDir>/test/observability/**/*.prom-spec.ts'],
     },
   ],
 };

@@ -6,10 +6,11 @@
  * the apps really export, and so must the autoscaler's query. The checks read the dashboards and rule files, so a
  * later panel or rule is checked without touching this file.
  */
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse, stringify } from 'yaml';
 import {
   dashboardQueries,
   REPO,
@@ -113,13 +114,28 @@ describe('observability: dashboards, rules and the autoscaler signal against a r
       expect({ file, ...check }).toMatchObject({ file, status: 0 });
     }
     const tests = promtool('test', 'rules', join(REPO, 'deploy/prometheus/qunli.rules.test.yml'));
-    expect(tests).toMatchObject({ status: 0 });
+    expect(tests.status === 0 ? 'passed' : tests.output).toBe('passed');
   });
 
-  it('passes promtool on the compose and Kubernetes Prometheus configurations', () => {
-    for (const file of ['deploy/prometheus/prometheus.yml', 'deploy/prometheus/k8s/prometheus.yml']) {
-      const check = promtool('check', 'config', '--syntax-only', join(REPO, file));
-      expect({ file, ...check }).toMatchObject({ file, status: 0 });
+  it('passes promtool on the compose Prometheus configuration', () => {
+    const check = promtool('check', 'config', join(REPO, 'deploy/prometheus/prometheus.yml'));
+    expect(check).toMatchObject({ status: 0 });
+  });
+
+  it('passes promtool on the Kubernetes Prometheus configuration, its pod discovery stood in for', () => {
+    // Debian's build leaves out Kubernetes service discovery (the `+ds` package has no client-go), so the check
+    // runs on a copy whose kubernetes_sd_configs are replaced by a static target; the relabelling is kept.
+    const config = parse(readFileSync(join(REPO, 'deploy/prometheus/prometheus.k8s.yml'), 'utf8')) as {
+      scrape_configs: Record<string, unknown>[];
+    };
+    for (const job of config.scrape_configs) {
+      expect(job.kubernetes_sd_configs).toBeDefined();
+      delete job.kubernetes_sd_configs;
+      job.static_configs = [{ targets: ['127.0.0.1:8082'] }];
     }
+    const copy = join(stack.logDir, 'prometheus.k8s.yml');
+    writeFileSync(copy, stringify(config));
+    copyFileSync(join(REPO, 'deploy/prometheus/qunli.rules.yml'), join(stack.logDir, 'qunli.rules.yml'));
+    expect(promtool('check', 'config', copy)).toMatchObject({ status: 0 });
   });
 });

@@ -39,6 +39,8 @@ interface ComposeService {
   volumes?: (string | { source?: string; target?: string; type?: string })[];
   profiles?: string[];
   restart?: string;
+  stop_grace_period?: string;
+  container_name?: string;
 }
 
 interface ComposeFile {
@@ -240,6 +242,8 @@ const PASSED_THROUGH = [
   'ONEBOT_SECRET',
   'ONEBOT_HTTP_API_URL',
   'ONEBOT_WS_URL',
+  'QUNLI_TIME_SCALE',
+  'QUNLI_TIME_EPOCH',
 ];
 
 const composeText = readRepoFile('docker-compose.yml');
@@ -374,14 +378,96 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe('deploy/prometheus.yml', () => {
+/** `45s`, `2m`, `1m30s` → milliseconds (compose durations). */
+function durationMs(text: string | undefined): number {
+  if (text === undefined) return 10_000;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(amount) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit as 'ms' | 's' | 'm' | 'h'];
+  }
+  return total;
+}
+
+describe('docker-compose.yml as one `docker compose up`', () => {
+  it('needs no setting from the operator (nothing is interpolated as required)', () => {
+    expect(composeText).not.toMatch(/\$\{[A-Za-z_][A-Za-z0-9_]*:?\?/);
+  });
+
+  it('starts every service by default: the apps, the simulator, Prometheus and Grafana', () => {
+    const optional = Object.entries(compose.services).filter(([, svc]) => (svc.profiles ?? []).length > 0);
+    expect(optional.map(([name]) => name)).toEqual([]);
+    for (const name of [...APPS, 'redis', 'postgres', 'migrate', 'simulator', 'prometheus', 'grafana']) {
+      expect(Object.keys(compose.services)).toContain(name);
+    }
+  });
+
+  it('sends to the simulator unless ONEBOT_HTTP_API_URL names a OneBot implementation', () => {
+    const url = new URL(withDefaults(environmentOf(service('outbound')).ONEBOT_HTTP_API_URL ?? ''));
+    expect(url.hostname).toBe('simulator');
+    expect(commandOf(service('simulator'))).toEqual(expect.arrayContaining(['--port', url.port]));
+  });
+
+  it('lets cognition be scaled: no host port, no fixed container name', () => {
+    expect(service('cognition').ports ?? []).toEqual([]);
+    expect(service('cognition').container_name).toBeUndefined();
+  });
+
+  it.each(APPS)('gives %s a stop grace period above its own shutdown budget', (app) => {
+    const svc = service(app);
+    const shutdownMs = Number(environmentOf(svc).QUNLI_SHUTDOWN_TIMEOUT_MS ?? CONTRACT.QUNLI_SHUTDOWN_TIMEOUT_MS);
+    expect(durationMs(svc.stop_grace_period)).toBeGreaterThan(shutdownMs);
+  });
+
+  it('lets cognition finish its longest episode before it is stopped', () => {
+    const shutdownMs = Number(environmentOf(service('cognition')).QUNLI_SHUTDOWN_TIMEOUT_MS);
+    expect(shutdownMs).toBeGreaterThan(CONTRACT.QUNLI_EPISODE_TIMEOUT_MS);
+  });
+
+  it('gives Prometheus its configuration and the rules file beside it', () => {
+    const mounts = Object.fromEntries(
+      (service('prometheus').volumes ?? [])
+        .filter((v): v is string => typeof v === 'string')
+        .map((v) => [v.split(':')[1], v.split(':')[0]]),
+    );
+    expect(mounts['/etc/prometheus/prometheus.yml']).toBe('./deploy/prometheus/prometheus.yml');
+    const config = parse(readRepoFile('deploy/prometheus/prometheus.yml')) as { rule_files: string[] };
+    for (const file of config.rule_files) {
+      expect(mounts[`/etc/prometheus/${file}`]).toBe(`./deploy/prometheus/${file}`);
+    }
+  });
+
+  it('provisions Grafana with the Prometheus service as its datasource and the dashboards directory', () => {
+    const mounts = (service('grafana').volumes ?? []).filter((v): v is string => typeof v === 'string');
+    expect(mounts).toEqual(
+      expect.arrayContaining([
+        './deploy/grafana/provisioning:/etc/grafana/provisioning:ro',
+        './deploy/grafana/dashboards:/etc/grafana/dashboards:ro',
+      ]),
+    );
+    const datasources = parse(readRepoFile('deploy/grafana/provisioning/datasources/prometheus.yml')) as {
+      datasources: { url: string; uid: string }[];
+    };
+    const url = new URL(datasources.datasources[0]!.url);
+    expect(url.hostname).toBe('prometheus');
+    expect(publishedContainerPorts(service('prometheus'))).toContain(Number(url.port));
+    const providers = parse(readRepoFile('deploy/grafana/provisioning/dashboards/qunli.yml')) as {
+      providers: { options: { path: string } }[];
+    };
+    expect(providers.providers[0]!.options.path).toBe('/etc/grafana/dashboards');
+  });
+});
+
+describe('deploy/prometheus/prometheus.yml', () => {
   interface ScrapeConfig {
     job_name: string;
     metrics_path?: string;
     dns_sd_configs?: { names: string[]; port: number }[];
     static_configs?: { targets: string[] }[];
   }
-  const prometheus = parse(readRepoFile('deploy/prometheus.yml')) as { scrape_configs: ScrapeConfig[] };
+  const prometheus = parse(readRepoFile('deploy/prometheus/prometheus.yml')) as {
+    scrape_configs: ScrapeConfig[];
+    rule_files: string[];
+  };
 
   it.each(APPS)('scrapes %s at its contract port on /metrics', (app) => {
     const job = prometheus.scrape_configs.find((config) => config.job_name === app);
