@@ -21,3 +21,6 @@ export * from './stores/thread-buffer.store.js';
 export * from './tools/query-jargon.tool.js';
 export * from './tools/query-memory.tool.js';
 export * from './tools/query-person-profile.tool.js';
+export * from './erasure/memory-erasure.service.js';
+export * from './erasure/redis-scrubber.store.js';
+export * from './rules/jargon.rules.js';

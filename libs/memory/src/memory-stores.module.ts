@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MemoryBudget } from './budget/memory-budget.store.js';
+import { MemoryErasure } from './erasure/memory-erasure.service.js';
+import { RedisScrubber } from './erasure/redis-scrubber.store.js';
 import { MemoryRetrieval } from './retrieval/memory-retrieval.service.js';
 import { AgendaRepository } from './stores/agenda.repository.js';
 import { FactsRepository } from './stores/facts.repository.js';
@@ -19,6 +21,8 @@ const PROVIDERS = [
   ThreadBufferStore,
   MemoryBudget,
   MemoryRetrieval,
+  RedisScrubber,
+  MemoryErasure,
 ];
 
 /**

@@ -21,3 +21,4 @@ export * from './projection/read-models.projector.js';
 export * from './projection/stream-trim.rules.js';
 export * from './projection/stream-trimmer.js';
 export * from './replay.js';
+export * from './erasure.js';

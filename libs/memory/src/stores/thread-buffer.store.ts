@@ -83,6 +83,11 @@ export class ThreadBufferStore {
     return writes;
   }
 
+  /** A MULTI on this store's connection (for a mark with no events to go with it). */
+  multi(): ReturnType<Redis['multi']> {
+    return this.redis.multi();
+  }
+
   /** Adds "summarised through `through`" to a commit (the MULTI that appends the summary's events). */
   markSummarized(tx: ReturnType<Redis['multi']>, groupId: string, threadId: string, through: number): void {
     const p = this.keys.partitionOf(groupId);

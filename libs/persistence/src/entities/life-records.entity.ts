@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from '../projection/life.rows.js';
 
 /** `agenda`: the bot's long-term goals, milestones, base mood and disclosure per group, from the life script. */
@@ -34,6 +34,7 @@ export class AgendaRecord implements AgendaRow {
 
 /** `activities`: every activity of the life line, current and past. */
 @Entity({ name: 'activities' })
+@Index('activities_started_idx', ['startedAt'])
 export class ActivityRecord implements ActivityRow {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'activities_pkey' })
   id!: string;
@@ -93,6 +94,7 @@ export class ActivityRecord implements ActivityRow {
 
 /** `beats`: the small things that happened during an activity, in order. */
 @Entity({ name: 'beats' })
+@Index('beats_at_idx', ['at'])
 export class BeatRecord implements BeatRow {
   @PrimaryColumn({ name: 'activity_id', type: 'text', primaryKeyConstraintName: 'beats_pkey' })
   activityId!: string;

@@ -1,8 +1,13 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from '../projection/memory.rows.js';
 
 /** `memory_messages`: event memory, searchable: every chat message with its search terms (jieba-segmented). */
 @Entity({ name: 'memory_messages' })
+@Index('memory_messages_group_sent_idx', ['groupId', 'sentAt'])
+@Index('memory_messages_user_idx', ['userId'])
+// A pg_trgm GIN index and a full-text expression index TypeORM cannot describe: made by the migration only.
+@Index('memory_messages_text_trgm_idx', { synchronize: false })
+@Index('memory_messages_terms_idx', { synchronize: false })
 export class MemoryMessageRecord implements MemoryMessageRow {
   @PrimaryColumn({ name: 'event_id', type: 'text', primaryKeyConstraintName: 'memory_messages_pkey' })
   eventId!: string;
@@ -35,6 +40,8 @@ export class MemoryMessageRecord implements MemoryMessageRow {
 
 /** `memory_summaries`: running summaries of threads. */
 @Entity({ name: 'memory_summaries' })
+@Index('memory_summaries_thread_idx', ['groupId', 'threadId', 'throughOrdinal'])
+@Index('memory_summaries_terms_idx', { synchronize: false })
 export class SummaryRecord implements SummaryRow {
   @PrimaryColumn({ name: 'summary_id', type: 'text', primaryKeyConstraintName: 'memory_summaries_pkey' })
   summaryId!: string;
@@ -72,6 +79,9 @@ export class SummaryRecord implements SummaryRow {
 
 /** `memory_facts`: social memory, one row per fact about a person in a group. */
 @Entity({ name: 'memory_facts' })
+@Index('memory_facts_subject_idx', ['groupId', 'subjectUserId'])
+@Index('memory_facts_category_idx', ['subjectUserId', 'category'])
+@Index('memory_facts_terms_idx', { synchronize: false })
 export class FactRecord implements FactRow {
   @PrimaryColumn({ name: 'fact_id', type: 'text', primaryKeyConstraintName: 'memory_facts_pkey' })
   factId!: string;
