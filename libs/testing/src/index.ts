@@ -6,3 +6,4 @@ export * from './processes.js';
 export * from './recording-server.js';
 export * from './redis.js';
 export * from './projection.js';
+export * from './eventually.js';

@@ -26,6 +26,12 @@ function matches(text: string, m: TraceMatcher): boolean {
   return false;
 }
 
+function namesTrace(key: string, m: TraceMatcher): boolean {
+  for (const q of m.quoted) if (key.includes(`private:${q}`)) return true;
+  for (const id of m.anywhere) if (key.includes(id)) return true;
+  return false;
+}
+
 /**
  * Removes every trace of erased events and people from a deployment's Redis keyspace: stream entries (the hot
  * log, dead letters, BullMQ event streams), list items (recent windows), hash fields (event states, ledgers,
@@ -48,6 +54,11 @@ export class RedisScrubber {
       const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${this.keys.prefix}:*`, 'COUNT', 500);
       cursor = next;
       for (const key of batch) {
+        if (namesTrace(key, matcher)) {
+          // A key named after an erased event (a fallback thread) or a person's private chat goes whole.
+          report.keysDeleted += await this.redis.unlink(key);
+          continue;
+        }
         const type = await this.redis.type(key);
         if (key.startsWith(bull) && type === 'hash' && /:[^:]+$/.test(key)) {
           await this.scrubJob(key, matcher, report);

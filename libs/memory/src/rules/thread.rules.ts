@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
+
 /*
  * Threads for memory (ADR-0016). The attention issue will put a `threadId` on message events; until then a group's
  * messages form one thread at a time, and a quiet gap longer than QUNLI_MEMORY_THREAD_GAP_MINUTES starts the next.
- * A fallback thread is named after its first message, so a redelivered message lands in the same thread.
+ * A fallback thread is named after (a hash of) its first message, so a redelivered message lands in the same
+ * thread, and the name reveals nothing of the message once it is erased.
  */
 
 export interface GroupThread {
@@ -19,7 +22,7 @@ export function threadFor(
 ): string {
   if (explicitThreadId !== undefined && explicitThreadId !== '') return explicitThreadId;
   if (current && atMs - current.lastAt <= gapMs) return current.threadId;
-  return `auto-${eventId}`;
+  return `auto-${createHash('sha256').update(eventId).digest('hex').slice(0, 20)}`;
 }
 
 /** Every N messages a chunk is due: when the ordinal reaches a multiple of N. */
