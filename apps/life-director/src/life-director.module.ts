@@ -41,7 +41,8 @@ export class LifeDirectorModule {
         {
           provide: LIFE_SCRIPT,
           inject: [QunliConfig, PersonaPolicy],
-          useFactory: (config: QunliConfig, persona: PersonaPolicy) => loadLifeScript(config.QUNLI_LIFE_SCRIPT, persona),
+          useFactory: (config: QunliConfig, persona: PersonaPolicy) =>
+            loadLifeScript(config.QUNLI_LIFE_SCRIPT, persona),
         },
         LifeStateStore,
         LifeDirector,

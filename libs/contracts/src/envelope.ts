@@ -36,7 +36,11 @@ import {
   TimerFiredPayload,
   ToolResultPayload,
 } from './runtime.js';
-import { PersonalActivityDetailedPayload, PersonalAgendaLoadedPayload, PersonalMilestoneReachedPayload } from './life.js';
+import {
+  PersonalActivityDetailedPayload,
+  PersonalAgendaLoadedPayload,
+  PersonalMilestoneReachedPayload,
+} from './life.js';
 import { MemoryFactLearnedPayload, MemoryJargonLearnedPayload, MemorySummaryWrittenPayload } from './memory.js';
 
 export const SCHEMA_VERSION = 1;

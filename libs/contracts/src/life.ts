@@ -6,7 +6,6 @@ import {
   IsInt,
   IsISO8601,
   IsObject,
-  IsOptional,
   IsString,
   MaxLength,
   Min,

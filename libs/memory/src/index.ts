@@ -18,6 +18,7 @@ export * from './stores/memory-messages.repository.js';
 export * from './stores/people.repository.js';
 export * from './stores/summaries.repository.js';
 export * from './stores/thread-buffer.store.js';
+export * from './stores/memory.views.js';
 export * from './tools/query-jargon.tool.js';
 export * from './tools/query-memory.tool.js';
 export * from './tools/query-person-profile.tool.js';

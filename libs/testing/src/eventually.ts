@@ -1,7 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 /** Poll `probe` until it returns something other than undefined/false, or fail after `timeoutMs` naming `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

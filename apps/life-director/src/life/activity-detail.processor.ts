@@ -47,7 +47,7 @@ export class ActivityDetailProcessor extends WorkerHost implements OnApplication
     const response = await this.chat.complete({
       role: 'utils',
       messages: detailMessages(detail.title, detail.description),
-      tools: [WRITE_DETAIL_TOOL as unknown as { name: string; description: string; parameters: Record<string, unknown> }],
+      tools: [WRITE_DETAIL_TOOL],
       toolChoice: 'required',
     });
     await reservation.settle(response.usage.promptTokens, response.usage.completionTokens);

@@ -23,7 +23,13 @@ export function detailMessages(title: string, description: string): { role: 'sys
   ];
 }
 
-const FORBIDDEN = [/(人工智能|AI|模型|机器人|助手)/i, /[0-9０-９]{1,2}[:：点]/, /https?:\/\//i, /[@#]/, /(你们|大家好|请)/];
+const FORBIDDEN = [
+  /(人工智能|AI|模型|机器人|助手)/i,
+  /[0-9０-９]{1,2}[:：点]/,
+  /https?:\/\//i,
+  /[@#]/,
+  /(你们|大家好|请)/,
+];
 
 export type DetailVerdict = { ok: true; detail: string } | { ok: false; reason: string };
 

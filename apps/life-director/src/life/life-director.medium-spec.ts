@@ -81,7 +81,10 @@ let queueRedis: Redis;
 let database: TestDatabase;
 let db: DataSource;
 
-const config = testConfig('life-director', { QUNLI_TIME_SCALE: SCALE, QUNLI_TIME_EPOCH: new Date(EPOCH).toISOString() });
+const config = testConfig('life-director', {
+  QUNLI_TIME_SCALE: SCALE,
+  QUNLI_TIME_EPOCH: new Date(EPOCH).toISOString(),
+});
 
 /** A fresh director, as a restarted process builds it: nothing in memory, everything from Redis. */
 function startDirector(): { director: LifeDirector; metrics: Metrics } {
@@ -98,7 +101,8 @@ async function lifeEvents(): Promise<EventEnvelope<PersonalActivityPayload>[]> {
 function describeEvent(e: EventEnvelope<PersonalActivityPayload>): string {
   const short = e.kind.replace('personal.', '');
   if (e.kind === EventKind.PersonalActivityBeat) return `${short} ${e.payload.title}: ${e.payload.beat}`;
-  if (e.kind === EventKind.PersonalMilestoneReached) return `${short} ${(e.payload as unknown as { title: string }).title}`;
+  if (e.kind === EventKind.PersonalMilestoneReached)
+    return `${short} ${(e.payload as unknown as { title: string }).title}`;
   if (e.kind === EventKind.PersonalAgendaLoaded) return short;
   return `${short} ${e.payload.title}`;
 }
@@ -137,7 +141,9 @@ afterAll(async () => {
 
 describe('the life line on a scaled clock', () => {
   it('records each start, beat and completion once across ticks and a restart, and catches up what it missed', async () => {
-    let { director, metrics } = startDirector();
+    const started = startDirector();
+    const metrics = started.metrics;
+    let director = started.director;
     setProductTime(at(8, 10));
     expect(clock.now().toISOString()).toBe(new Date(at(8, 10)).toISOString());
     await director.tick();

@@ -87,7 +87,11 @@ export class LifeDirector {
         title: change.payload.title,
         description: change.payload.description,
       });
-      await this.details.add('detail', job, { jobId: job.jobId(), attempts: 3, backoff: { type: 'exponential', delay: 2000 } });
+      await this.details.add('detail', job, {
+        jobId: job.jobId(),
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 2000 },
+      });
     }
   }
 
@@ -105,7 +109,12 @@ export class LifeDirector {
         mood: s.mood,
         timezone: s.timezone,
         longTermGoals: s.goals.map((g) => ({ ...g })),
-        milestones: s.milestones.map((m) => ({ id: m.id, goalId: m.goal, title: m.title, afterSessions: m.afterSessions })),
+        milestones: s.milestones.map((m) => ({
+          id: m.id,
+          goalId: m.goal,
+          title: m.title,
+          afterSessions: m.afterSessions,
+        })),
         defaultDisclosure: s.defaultDisclosure,
         groupDisclosure: { ...s.groupDisclosure },
       },

@@ -200,13 +200,17 @@ export function planTick(previous: LifeState | null, script: LifeScript, now: Da
   let openSeen = false;
 
   const complete = (o: Occurrence, beatsTold: number): void => {
-    changes.push({ kind: 'completed', at: o.endsAt, payload: { ...payloadAt(script, o, o.endsAt, beatsTold), progress: 1 } });
+    changes.push({
+      kind: 'completed',
+      at: o.endsAt,
+      payload: { ...payloadAt(script, o, o.endsAt, beatsTold), progress: 1 },
+    });
     const goal = o.activity.goalId;
     if (goal === undefined) return;
     goalSessions[goal] = (goalSessions[goal] ?? 0) + 1;
     for (const milestone of script.milestones) {
       if (milestone.goal !== goal || milestonesReached.includes(milestone.id)) continue;
-      if (goalSessions[goal]! >= milestone.afterSessions) {
+      if (goalSessions[goal] >= milestone.afterSessions) {
         milestonesReached.push(milestone.id);
         changes.push({ kind: 'milestone', at: o.endsAt, milestone, activityId: o.activityId });
       }
@@ -225,7 +229,11 @@ export function planTick(previous: LifeState | null, script: LifeScript, now: Da
       const at = beatTime(o, told);
       const beat = o.activity.beats[told]!;
       told += 1;
-      changes.push({ kind: 'beat', at, payload: payloadAt(script, o, at, told, { beat: beat.text, beatIndex: told - 1 }) });
+      changes.push({
+        kind: 'beat',
+        at,
+        payload: payloadAt(script, o, at, told, { beat: beat.text, beatIndex: told - 1 }),
+      });
     }
     if (o.endsAt <= now) {
       complete(o, told);

@@ -261,7 +261,8 @@ export function parseLifeScript(raw: unknown, persona: PersonaPolicy, source = '
     }
   });
   for (const [group, level] of Object.entries(file.disclosure?.groups ?? {})) {
-    if (!/^[0-9]{1,20}$/.test(group)) fields.push({ path: `disclosure.groups.${group}`, message: 'key must be a group id' });
+    if (!/^[0-9]{1,20}$/.test(group))
+      fields.push({ path: `disclosure.groups.${group}`, message: 'key must be a group id' });
     if (!(DISCLOSURE_LEVELS as readonly string[]).includes(level)) {
       fields.push({ path: `disclosure.groups.${group}`, message: `must be one of ${DISCLOSURE_LEVELS.join(', ')}` });
     }

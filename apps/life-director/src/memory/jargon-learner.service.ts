@@ -64,7 +64,7 @@ export class JargonLearner {
           job.term,
           examples.map((e) => e.text),
         ),
-        tools: [JUDGE_JARGON_TOOL as unknown as { name: string; description: string; parameters: Record<string, unknown> }],
+        tools: [JUDGE_JARGON_TOOL],
         toolChoice: 'required',
       });
     } catch (error) {

@@ -94,7 +94,12 @@ function settings(extra: Record<string, string | number> = {}): QunliConfig {
   });
 }
 
-async function say(groupId: string, sender: typeof WANG, text: string, threadId?: string): Promise<EventEnvelope<MessagePayload>> {
+async function say(
+  groupId: string,
+  sender: typeof WANG,
+  text: string,
+  threadId?: string,
+): Promise<EventEnvelope<MessagePayload>> {
   const event = makeEvent({
     kind: EventKind.MessageObserved,
     groupId,
@@ -138,7 +143,8 @@ async function memoryEvents(kind: string, groupId: string): Promise<EventEnvelop
 /** Wait until the memory consumer has buffered `n` messages of a thread. */
 async function buffered(groupId: string, threadId: string | null, n: number): Promise<string> {
   return eventually(`${n} messages buffered in ${groupId}`, async () => {
-    const thread = threadId ?? (await redis.hget(keys.memoryGroupThread(keys.partitionOf(groupId), groupId), 'threadId'));
+    const thread =
+      threadId ?? (await redis.hget(keys.memoryGroupThread(keys.partitionOf(groupId), groupId), 'threadId'));
     if (!thread) return undefined;
     const ordinal = await redis.hget(keys.memoryThreadState(keys.partitionOf(groupId), groupId, thread), 'ordinal');
     return Number(ordinal ?? 0) >= n ? thread : undefined;
@@ -158,7 +164,12 @@ function context(groupId: string, senderId: string): ToolContext {
   };
 }
 
-async function provide(section: PromptSection, groupId: string, sender: typeof WANG, text: string): Promise<string | null> {
+async function provide(
+  section: PromptSection,
+  groupId: string,
+  sender: typeof WANG,
+  text: string,
+): Promise<string | null> {
   return sections.get(section)!.provide({
     episodeId: 'ep_test',
     groupId,
@@ -237,15 +248,23 @@ describe('memory', () => {
 
     // The thread's idle job is a durable delayed BullMQ job; bring it forward instead of waiting 20 minutes.
     const queue = director.get<Queue>(getQueueToken(QueueName.MemorySummaries));
-    const idle = await eventually('the idle job', async () => (await queue.getDelayed()).find((j) => j.name === 'idle'));
+    const idle = await eventually('the idle job', async () =>
+      (await queue.getDelayed()).find((j) => j.name === 'idle'),
+    );
     expect(idle.data).toMatchObject({ groupId: GROUP_A, threadId: thread, through: 6, reason: 'idle' });
     await idle.promote();
-    const [summary] = await eventually('the summary', () => memoryEvents(EventKind.MemorySummaryWritten, GROUP_A).then((e) => e.length > 0 && e));
+    const [summary] = await eventually('the summary', () =>
+      memoryEvents(EventKind.MemorySummaryWritten, GROUP_A).then((e) => e.length > 0 && e),
+    );
     const facts = await memoryEvents(EventKind.MemoryFactLearned, GROUP_A);
 
     expect(summary!.payload).toMatchObject({ threadId: thread, reason: 'idle', throughOrdinal: 6, messageCount: 6 });
     expect((summary!.payload as { participantIds: string[] }).participantIds.sort()).toEqual([WANG.userId, LI.userId]);
-    expect(facts.map((f) => (f.payload as { value: string }).value).sort()).toEqual(['下周三去北京面试', '火锅', '计算机']);
+    expect(facts.map((f) => (f.payload as { value: string }).value).sort()).toEqual([
+      '下周三去北京面试',
+      '火锅',
+      '计算机',
+    ]);
     expect(facts.every((f) => f.evidenceMessageIds.length > 0)).toBe(true);
 
     // The model saw the bot's line, labelled as the bot's, with every person's line numbered.
@@ -263,7 +282,9 @@ describe('memory', () => {
       ['喜欢的食物', '火锅'],
     ]);
     expect(await db.query(`SELECT 1 FROM memory_facts WHERE value LIKE '%辣%'`)).toEqual([]);
-    const budget = await redis.hgetall(keys.memoryBudget(keys.partitionOf(GROUP_A), GROUP_A, Math.floor(Date.now() / 3_600_000)));
+    const budget = await redis.hgetall(
+      keys.memoryBudget(keys.partitionOf(GROUP_A), GROUP_A, Math.floor(Date.now() / 3_600_000)),
+    );
     expect(Number(budget.calls)).toBe(1);
     expect(Number(budget.tokens)).toBeGreaterThan(0);
   }, 60_000);
@@ -280,13 +301,13 @@ describe('memory', () => {
     const profile = tools.get('query_person_profile')!;
     const byName = profile.validate({ name: '小王' });
     expect(byName.ok).toBe(true);
-    const outcome = await profile.execute(byName.ok ? (byName.value as never) : (undefined as never), context(GROUP_A, LI.userId));
+    const outcome = await profile.execute(byName.ok ? byName.value : (undefined as never), context(GROUP_A, LI.userId));
     expect(outcome.text).toContain('喜欢的食物（喜好）：火锅');
     expect(profile.validate({ user_id: 'abc' })).toEqual({ ok: false, errors: ['user_id must be a QQ number'] });
 
     const search = tools.get('query_memory')!;
     const args = search.validate({ query: '谁要去北京面试' });
-    const found = await search.execute(args.ok ? (args.value as never) : (undefined as never), context(GROUP_A, WANG.userId));
+    const found = await search.execute(args.ok ? args.value : (undefined as never), context(GROUP_A, WANG.userId));
     expect(found.text).toContain('小李：面试（经历）：下周三去北京面试');
   });
 
@@ -330,7 +351,12 @@ describe('memory', () => {
     const [summary] = await eventually('the every-N summary', () =>
       memoryEvents(EventKind.MemorySummaryWritten, GROUP_C).then((e) => e.length > 0 && e),
     );
-    expect(summary!.payload).toMatchObject({ threadId: 'topic-c', reason: 'every_n', throughOrdinal: 30, messageCount: 30 });
+    expect(summary!.payload).toMatchObject({
+      threadId: 'topic-c',
+      reason: 'every_n',
+      throughOrdinal: 30,
+      messageCount: 30,
+    });
     expect(summary!.threadId).toBe('topic-c');
   }, 60_000);
 
@@ -349,13 +375,15 @@ describe('memory', () => {
     await projectStreams(redis, keys, db);
 
     const calls = llm.completionRequests.length;
-    expect(await provide('jargon', GROUP_D, ZHAO, '芋圆今天吃了吗')).toBe('- 芋圆：宿舍楼下那只橘猫的名字（这个群的说法）');
+    expect(await provide('jargon', GROUP_D, ZHAO, '芋圆今天吃了吗')).toBe(
+      '- 芋圆：宿舍楼下那只橘猫的名字（这个群的说法）',
+    );
     expect(await provide('jargon', GROUP_A, ZHAO, '芋圆今天吃了吗')).toBeNull();
     const jargon = tools.get('query_jargon')!;
     const args = jargon.validate({ term: '芋圆' });
-    expect((await jargon.execute(args.ok ? (args.value as never) : (undefined as never), context(GROUP_D, ZHAO.userId))).text).toContain(
-      '宿舍楼下那只橘猫',
-    );
+    expect(
+      (await jargon.execute(args.ok ? args.value : (undefined as never), context(GROUP_D, ZHAO.userId))).text,
+    ).toContain('宿舍楼下那只橘猫');
     expect(llm.completionRequests.length).toBe(calls);
   }, 60_000);
 
@@ -388,7 +416,8 @@ async function postgresTraces(needles: string[]): Promise<string[]> {
   const found: string[] = [];
   for (const { tablename } of tables) {
     const rows = await db.query<{ row: string }[]>(`SELECT t::text AS row FROM "${tablename}" t`);
-    for (const { row } of rows) if (needles.some((n) => row.includes(n))) found.push(`${tablename}: ${row.slice(0, 160)}`);
+    for (const { row } of rows)
+      if (needles.some((n) => row.includes(n))) found.push(`${tablename}: ${row.slice(0, 160)}`);
   }
   return found;
 }

@@ -50,7 +50,10 @@ export class ThreadSummaryProcessor extends WorkerHost implements OnApplicationB
 
 /** `memory-maintenance`: jargon scans and meanings, retention. */
 @Processor(QueueName.MemoryMaintenance, { autorun: false, concurrency: 1 })
-export class MemoryMaintenanceProcessor extends WorkerHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class MemoryMaintenanceProcessor
+  extends WorkerHost
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger(MemoryMaintenanceProcessor.name);
 
   constructor(

@@ -61,8 +61,22 @@ export class MessageMemoryConsumer {
     const current = explicit ? null : await this.buffers.groupThread(groupId);
     const threadId = threadFor(event.threadId, current, event.id, at, gapMs);
     const state = await this.buffers.state(groupId, threadId);
-    const line: ThreadLine = { ordinal: state.ordinal + 1, eventId: event.id, userId, displayName, text, fromSelf, sentAt: at };
-    for (const write of this.buffers.recordMessage(groupId, threadId, line, explicit, this.clock.ttlMs(BUFFER_TTL_PRODUCT_MS))) {
+    const line: ThreadLine = {
+      ordinal: state.ordinal + 1,
+      eventId: event.id,
+      userId,
+      displayName,
+      text,
+      fromSelf,
+      sentAt: at,
+    };
+    for (const write of this.buffers.recordMessage(
+      groupId,
+      threadId,
+      line,
+      explicit,
+      this.clock.ttlMs(BUFFER_TTL_PRODUCT_MS),
+    )) {
       ctx.stage(write.command, write.keys, ...write.args);
     }
     if (current && current.threadId !== threadId) {

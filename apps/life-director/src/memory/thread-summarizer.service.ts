@@ -83,7 +83,7 @@ export class ThreadSummarizer {
       response = await this.chat.complete({
         role: 'utils',
         messages: extractionMessages(lines, previous?.summary ?? null),
-        tools: [RECORD_MEMORY_TOOL as unknown as { name: string; description: string; parameters: Record<string, unknown> }],
+        tools: [RECORD_MEMORY_TOOL],
         toolChoice: 'required',
       });
     } catch (error) {
@@ -95,7 +95,10 @@ export class ThreadSummarizer {
     const call = response.toolCalls.find((c) => c.name === RECORD_MEMORY_TOOL.name);
     let extraction;
     try {
-      if (!call) throw new ExtractionInvalid(`no ${RECORD_MEMORY_TOOL.name} call (got ${response.toolCalls.map((c) => c.name).join(', ') || 'text'})`);
+      if (!call)
+        throw new ExtractionInvalid(
+          `no ${RECORD_MEMORY_TOOL.name} call (got ${response.toolCalls.map((c) => c.name).join(', ') || 'text'})`,
+        );
       extraction = parseExtraction(call.arguments, lines, this.config.QUNLI_SELF_ID ?? 'self');
     } catch (error) {
       this.budget.counted('summary', 'invalid');
@@ -105,7 +108,9 @@ export class ThreadSummarizer {
 
     const now = this.clock.now();
     const learnedAt = now.toISOString();
-    let known: KnownFact[] = await this.facts.known(groupId, [...new Set(extraction.facts.map((f) => f.subjectUserId))]);
+    let known: KnownFact[] = await this.facts.known(groupId, [
+      ...new Set(extraction.facts.map((f) => f.subjectUserId)),
+    ]);
     const events: EventEnvelope[] = [];
     const participants = [...new Set(people.map((l) => l.userId))];
     const last = lines[lines.length - 1]!;

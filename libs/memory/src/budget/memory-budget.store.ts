@@ -17,11 +17,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
 
-export type Reservation = { granted: true; settle(tokensIn: number, tokensOut: number): Promise<void> } | {
-  granted: false;
-  /** Product time the next window opens. */
-  retryAt: Date;
-};
+export type Reservation =
+  | { granted: true; settle(tokensIn: number, tokensOut: number): Promise<void> }
+  | {
+      granted: false;
+      /** Product time the next window opens. */
+      retryAt: Date;
+    };
 
 /**
  * Memory's utils-model budget: calls and tokens per group per product hour (`QUNLI_MEMORY_CALLS_PER_HOUR`,

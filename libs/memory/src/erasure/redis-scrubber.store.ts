@@ -113,7 +113,9 @@ export class RedisScrubber {
         return;
       }
       case 'zset': {
-        const members = (await this.redis.zrange(key, 0, -1)).filter((m) => matches(m, matcher) || matcher.anywhere.has(m));
+        const members = (await this.redis.zrange(key, 0, -1)).filter(
+          (m) => matches(m, matcher) || matcher.anywhere.has(m),
+        );
         if (members.length > 0) report.elementsRemoved += await this.redis.zrem(key, ...members);
         return;
       }

@@ -1,5 +1,5 @@
 import type { DisclosureLevel } from '@app/contracts';
-import type { ActivityView, AgendaView } from '../stores/agenda.repository.js';
+import type { ActivityView, AgendaView } from '../stores/memory.views.js';
 import { clockTime, span } from './time-text.rules.js';
 
 /*
@@ -55,7 +55,11 @@ export function activitySection(input: ActivitySectionInput): string | null {
   const progress = Math.min(1, Math.max(0, elapsed / (activity.expectedDurationMinutes * 60_000)));
   const phase = phaseAt(activity, progress);
   const lines: string[] = [];
-  lines.push(level === 'open' && activity.description ? `当前活动：${activity.title}——${activity.description}` : `当前活动：${activity.title}`);
+  lines.push(
+    level === 'open' && activity.description
+      ? `当前活动：${activity.title}——${activity.description}`
+      : `当前活动：${activity.title}`,
+  );
   if (level === 'open' && activity.detail) lines.push(`细节：${activity.detail}`);
   lines.push(`开始时间：${clockTime(activity.startedAt, tz)}（已经 ${span(elapsed)}）`);
   lines.push(`阶段/进度：${phase ? `${phase}，` : ''}约 ${Math.round(progress * 100)}%`);

@@ -116,7 +116,11 @@ function replacing(
 ): { replacesFactId?: string } {
   if (!SINGLE_VALUED.has(candidate.category)) return {};
   const rival = known.find(
-    (f) => f.factId !== self.factId && f.status === 'active' && f.category === candidate.category && normaliseKey(f.key) === key,
+    (f) =>
+      f.factId !== self.factId &&
+      f.status === 'active' &&
+      f.category === candidate.category &&
+      normaliseKey(f.key) === key,
   );
   return rival ? { replacesFactId: rival.factId } : {};
 }

@@ -1,7 +1,7 @@
-import type { RecalledMessage } from '../stores/memory-messages.repository.js';
-import type { StoredFact } from '../stores/facts.repository.js';
-import type { StoredJargon } from '../stores/jargon.repository.js';
-import type { StoredSummary } from '../stores/summaries.repository.js';
+import type { RecalledMessage } from '../stores/memory.views.js';
+import type { StoredFact } from '../stores/memory.views.js';
+import type { StoredJargon } from '../stores/memory.views.js';
+import type { StoredSummary } from '../stores/memory.views.js';
 import { ago, dateTime } from './time-text.rules.js';
 
 /*

@@ -1,7 +1,12 @@
 /** Times as the bot would say them, in the persona's time zone. */
 
 export function clockTime(at: Date, timezone: string): string {
-  return new Intl.DateTimeFormat('zh-CN', { timeZone: timezone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+  return new Intl.DateTimeFormat('zh-CN', {
+    timeZone: timezone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(at);
 }
 
 export function dateTime(at: Date, timezone: string): string {

@@ -1,33 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { AgendaView, ActivityView } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import type { DisclosureLevel } from '@app/contracts';
-
-export interface AgendaView {
-  personaId: string;
-  mood: string;
-  timezone: string;
-  defaultDisclosure: DisclosureLevel;
-  groupDisclosure: Record<string, DisclosureLevel>;
-  goals: { id: string; title: string; description: string }[];
-}
-
-export interface ActivityView {
-  id: string;
-  title: string;
-  description: string;
-  detail: string | null;
-  startedAt: Date;
-  expectedDurationMinutes: number;
-  status: string;
-  phase: string | null;
-  private: boolean;
-  phases: { name: string; until: number }[];
-  mood: string | null;
-  goalId: string | null;
-  nextTitle: string | null;
-  nextAt: Date | null;
-  completedAt: Date | null;
-}
 
 interface ActivitySqlRow {
   id: string;

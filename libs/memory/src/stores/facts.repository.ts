@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { StoredFact } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import type { FactCategory, FactStatus } from '@app/contracts';
 import type { KnownFact } from '../rules/fact-merge.rules.js';
 import { anyWordQuery } from '../rules/query-words.rules.js';
-
-export interface StoredFact extends KnownFact {
-  groupId: string;
-  subjectName: string;
-  relatedUserId: string | null;
-  learnedAt: Date;
-  rank: number;
-}
 
 const COLUMNS = `f.fact_id, f.group_id, f.subject_user_id, f.subject_name, f.category, f.key, f.value,
   f.related_user_id, f.status, f.confidence, f.revision, f.sightings, f.learned_at`;
@@ -65,7 +58,12 @@ export class FactsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Facts visible in `groupId` matching any of `words`, most relevant and surest first. */
-  async search(groupId: string, words: readonly string[], shared: readonly string[], limit: number): Promise<StoredFact[]> {
+  async search(
+    groupId: string,
+    words: readonly string[],
+    shared: readonly string[],
+    limit: number,
+  ): Promise<StoredFact[]> {
     const query = anyWordQuery(words);
     if (query === null) return [];
     const rows = await this.dataSource.query<FactSqlRow[]>(

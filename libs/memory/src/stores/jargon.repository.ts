@@ -1,23 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { WordUse, StoredJargon } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import type { JargonStatus } from '@app/contracts';
 import { anyWordQuery } from '../rules/query-words.rules.js';
-
-export interface WordUse {
-  word: string;
-  /** Messages of the group using it (people only). */
-  docs: number;
-  users: number;
-  /** Messages of other groups using it. */
-  elsewhere: number;
-}
-
-export interface StoredJargon {
-  term: string;
-  status: JargonStatus;
-  meaning: string;
-  sightings: number;
-}
 
 /** Jargon (ADR-0016): sightings come straight from event memory, so nothing is counted twice or by the bot. */
 @Injectable()
@@ -73,7 +58,9 @@ export class JargonRepository {
 
   /** Learned terms of the group that occur in `text` (substring match, no model call). */
   async matching(groupId: string, text: string, limit: number): Promise<StoredJargon[]> {
-    const rows = await this.dataSource.query<{ term: string; status: JargonStatus; meaning: string; sightings: number }[]>(
+    const rows = await this.dataSource.query<
+      { term: string; status: JargonStatus; meaning: string; sightings: number }[]
+    >(
       `SELECT term, status, meaning, sightings FROM memory_jargon
        WHERE group_id = $1 AND status = 'learned' AND strpos($2, term) > 0
        ORDER BY length(term) DESC, sightings DESC LIMIT $3`,
@@ -84,7 +71,9 @@ export class JargonRepository {
 
   /** A term the group has learned, or its terms similar to `term` (trigram similarity) when not exact. */
   async lookup(groupId: string, term: string, limit: number): Promise<StoredJargon[]> {
-    const rows = await this.dataSource.query<{ term: string; status: JargonStatus; meaning: string; sightings: number }[]>(
+    const rows = await this.dataSource.query<
+      { term: string; status: JargonStatus; meaning: string; sightings: number }[]
+    >(
       `SELECT term, status, meaning, sightings FROM memory_jargon
        WHERE group_id = $1 AND status = 'learned' AND (term = $2 OR similarity(term, $2) > 0.2 OR strpos(term, $2) > 0)
        ORDER BY (term = $2) DESC, similarity(term, $2) DESC LIMIT $3`,

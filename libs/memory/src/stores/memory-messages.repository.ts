@@ -1,17 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { RecalledMessage } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import { anyWordQuery } from '../rules/query-words.rules.js';
-
-/** A message found in event memory. */
-export interface RecalledMessage {
-  eventId: string;
-  userId: string;
-  displayName: string;
-  fromSelf: boolean;
-  sentAt: Date;
-  text: string;
-  rank: number;
-}
 
 // The expression matches the index (`to_tsvector('simple', coalesce(terms, ''))`), so the planner can use it.
 const SEARCH = `
@@ -69,7 +59,10 @@ export class MemoryMessagesRepository {
   }
 
   /** How often and since when someone has spoken in a group. */
-  async presence(groupId: string, userId: string): Promise<{ messages: number; firstAt: Date | null; lastAt: Date | null }> {
+  async presence(
+    groupId: string,
+    userId: string,
+  ): Promise<{ messages: number; firstAt: Date | null; lastAt: Date | null }> {
     const [row] = await this.dataSource.query<{ n: number; first_at: Date | null; last_at: Date | null }[]>(
       `SELECT count(*)::int AS n, min(sent_at) AS first_at, max(sent_at) AS last_at
        FROM memory_messages WHERE group_id = $1 AND user_id = $2 AND NOT coalesce(from_self, false)`,

@@ -1,14 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { StoredSummary } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import { anyWordQuery } from '../rules/query-words.rules.js';
-
-export interface StoredSummary {
-  summaryId: string;
-  threadId: string;
-  summary: string;
-  throughOrdinal: number;
-  lastMessageAt: Date;
-}
 
 interface SummarySqlRow {
   summary_id: string;
@@ -43,7 +36,12 @@ export class SummariesRepository {
   }
 
   /** The newest summary of other threads of the group matching any of `words` (a late question about an old topic). */
-  async related(groupId: string, words: readonly string[], excludeThread: string | null, limit: number): Promise<StoredSummary[]> {
+  async related(
+    groupId: string,
+    words: readonly string[],
+    excludeThread: string | null,
+    limit: number,
+  ): Promise<StoredSummary[]> {
     const query = anyWordQuery(words);
     if (query === null) return [];
     const rows = await this.dataSource.query<SummarySqlRow[]>(

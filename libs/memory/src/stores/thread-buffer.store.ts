@@ -50,7 +50,11 @@ export class ThreadBufferStore {
   async state(groupId: string, threadId: string): Promise<ThreadState> {
     const p = this.keys.partitionOf(groupId);
     const raw = await this.redis.hgetall(this.keys.memoryThreadState(p, groupId, threadId));
-    return { ordinal: Number(raw.ordinal ?? 0), summarized: Number(raw.summarized ?? 0), lastAt: Number(raw.lastAt ?? 0) };
+    return {
+      ordinal: Number(raw.ordinal ?? 0),
+      summarized: Number(raw.summarized ?? 0),
+      lastAt: Number(raw.lastAt ?? 0),
+    };
   }
 
   /** Lines with ordinal in (after, through], oldest first. */
@@ -65,7 +69,13 @@ export class ThreadBufferStore {
   }
 
   /** The writes that record one message: appended to the handler's commit. `ttlMs` is real time. */
-  recordMessage(groupId: string, threadId: string, line: ThreadLine, explicitThread: boolean, ttlMs: number): StagedWrite[] {
+  recordMessage(
+    groupId: string,
+    threadId: string,
+    line: ThreadLine,
+    explicitThread: boolean,
+    ttlMs: number,
+  ): StagedWrite[] {
     const p = this.keys.partitionOf(groupId);
     const state = this.keys.memoryThreadState(p, groupId, threadId);
     const lines = this.keys.memoryThreadLines(p, groupId, threadId);
@@ -91,6 +101,12 @@ export class ThreadBufferStore {
   /** Adds "summarised through `through`" to a commit (the MULTI that appends the summary's events). */
   markSummarized(tx: ReturnType<Redis['multi']>, groupId: string, threadId: string, through: number): void {
     const p = this.keys.partitionOf(groupId);
-    tx.eval(MARK, 2, this.keys.memoryThreadState(p, groupId, threadId), this.keys.memoryThreadLines(p, groupId, threadId), through);
+    tx.eval(
+      MARK,
+      2,
+      this.keys.memoryThreadState(p, groupId, threadId),
+      this.keys.memoryThreadLines(p, groupId, threadId),
+      through,
+    );
   }
 }

@@ -57,6 +57,10 @@ export class QueryPersonProfileTool implements Tool<QueryPersonProfileArgs> {
         : await this.people.byId(context.groupId, context.senderId);
     if (!person) return { ok: true, text: '（这个群里没有这个人的记录）', data: { found: false } };
     const text = await this.retrieval.profile(context.groupId, person.userId, person.displayName);
-    return { ok: true, text: text ?? `（对 ${person.displayName} 还没有记住什么）`, data: { found: text !== null, userId: person.userId } };
+    return {
+      ok: true,
+      text: text ?? `（对 ${person.displayName} 还没有记住什么）`,
+      data: { found: text !== null, userId: person.userId },
+    };
   }
 }

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from '../projection/life.rows.js';
+import type { ActivityRow, ActivityStatus, AgendaMilestoneRow, AgendaRow, BeatRow } from '../projection/life.rows.js';
 
 /** `agenda`: the bot's long-term goals, milestones, base mood and disclosure per group, from the life script. */
 @Entity({ name: 'agenda' })
@@ -67,7 +67,7 @@ export class ActivityRecord implements ActivityRow {
   completedAt!: Date | null;
 
   @Column({ type: 'text', nullable: true })
-  status!: string | null;
+  status!: ActivityStatus | null;
 
   @Column({ type: 'text', nullable: true })
   phase!: string | null;

@@ -1,4 +1,4 @@
-import { EventKind, type EventEnvelope, type EventOf } from '@app/contracts';
+import { EventKind, type EventOf } from '@app/contracts';
 import {
   ACTIVITY_COMPLETED_VERSION,
   type ActivityRow,
@@ -15,18 +15,13 @@ export interface LifePatches {
   agendaMilestones(patch: Partial<AgendaMilestoneRow>): void;
 }
 
-const LIFE_KINDS: ReadonlySet<string> = new Set([
-  EventKind.PersonalAgendaLoaded,
-  EventKind.PersonalActivityStarted,
-  EventKind.PersonalActivityBeat,
-  EventKind.PersonalActivityCompleted,
-  EventKind.PersonalActivityDetailed,
-  EventKind.PersonalMilestoneReached,
-]);
-
-export function isLifeEvent(event: EventEnvelope): boolean {
-  return LIFE_KINDS.has(event.kind);
-}
+export type LifeKind =
+  | 'personal.agenda.loaded'
+  | 'personal.activity.started'
+  | 'personal.activity.beat'
+  | 'personal.activity.completed'
+  | 'personal.activity.detailed'
+  | 'personal.milestone.reached';
 
 function time(text: string | undefined): Date | null {
   if (text === undefined) return null;
@@ -35,7 +30,7 @@ function time(text: string | undefined): Date | null {
 }
 
 /** Fold one `personal.*` event into agenda, activity, beat and milestone rows. */
-export function foldLifeEvent(event: EventEnvelope, out: LifePatches): void {
+export function foldLifeEvent(event: EventOf<LifeKind>, out: LifePatches): void {
   const at = new Date(event.createdAt);
   switch (event.kind) {
     case EventKind.PersonalAgendaLoaded: {
@@ -100,7 +95,5 @@ export function foldLifeEvent(event: EventEnvelope, out: LifePatches): void {
       });
       return;
     }
-    default:
-      return;
   }
 }

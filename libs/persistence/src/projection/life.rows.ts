@@ -25,7 +25,7 @@ export interface ActivityRow {
   phases: { name: string; until: number }[] | null;
   detail: string | null;
   completedAt: Date | null;
-  status: ActivityStatus | string | null;
+  status: ActivityStatus | null;
   phase: string | null;
   progress: number | null;
   nextBeatAt: Date | null;

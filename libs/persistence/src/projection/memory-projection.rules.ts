@@ -47,7 +47,9 @@ export function foldSentMemory(
 }
 
 /** Fold one `memory.*` event into summary, fact and jargon rows. */
-export function foldMemoryEvent(event: EventEnvelope, out: MemoryPatches): void {
+export type MemoryKind = 'memory.summary.written' | 'memory.fact.learned' | 'memory.jargon.learned';
+
+export function foldMemoryEvent(event: EventOf<MemoryKind>, out: MemoryPatches): void {
   const at = new Date(event.createdAt);
   switch (event.kind) {
     case EventKind.MemorySummaryWritten: {
@@ -113,7 +115,5 @@ export function foldMemoryEvent(event: EventEnvelope, out: MemoryPatches): void 
       });
       return;
     }
-    default:
-      return;
   }
 }

@@ -169,7 +169,10 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   agenda: { key: ['personaId'] },
   activities: {
     key: ['id'],
-    versioned: { version: 'version', columns: ['status', 'phase', 'progress', 'nextBeatAt', 'mood', 'nextTitle', 'nextAt'] },
+    versioned: {
+      version: 'version',
+      columns: ['status', 'phase', 'progress', 'nextBeatAt', 'mood', 'nextTitle', 'nextAt'],
+    },
   },
   beats: { key: ['activityId', 'idx'] },
   agendaMilestones: { key: ['milestoneId'] },
@@ -513,12 +516,12 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.PersonalAgendaLoaded:
     case EventKind.PersonalActivityDetailed:
     case EventKind.PersonalMilestoneReached:
-      foldLifeEvent(event, lifePatches(projection));
+      foldLifeEvent(event as EventOf<typeof kind>, lifePatches(projection));
       return;
     case EventKind.MemorySummaryWritten:
     case EventKind.MemoryFactLearned:
     case EventKind.MemoryJargonLearned:
-      foldMemoryEvent(event, memoryPatches(projection));
+      foldMemoryEvent(event as EventOf<typeof kind>, memoryPatches(projection));
       return;
     case EventKind.MessageRecalled:
     case EventKind.TimerFired:
