@@ -7,3 +7,4 @@ export * from './recording-server.js';
 export * from './redis.js';
 export * from './projection.js';
 export * from './eventually.js';
+export * from './utils-llm-double.js';
