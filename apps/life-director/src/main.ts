@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { ConsumerGroup } from '@app/contracts';
 import { connectStreamConsumer } from '@app/event-bus';
 import { bootstrap } from '@app/platform';
