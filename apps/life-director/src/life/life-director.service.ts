@@ -76,7 +76,7 @@ export class LifeDirector {
   }
 
   private async requestDetails(plan: TickPlan): Promise<void> {
-    if (this.config.QUNLI_LIFE_DETAILS !== 'on') return;
+    if (this.config.QUNLI_LIFE_DETAILS !== 'on' || this.config.llmOffline) return;
     for (const change of plan.changes) {
       if (change.kind !== 'started' || change.payload.activityId !== plan.next.current?.activityId) continue;
       const activity = this.script.activities.find((a) => a.title === change.payload.title);

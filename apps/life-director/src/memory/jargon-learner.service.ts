@@ -52,6 +52,7 @@ export class JargonLearner {
 
   /** Returns the retry time when the group's budget is spent. */
   async judge(job: JargonMeaningJob): Promise<{ deferredUntil?: Date; status?: string }> {
+    if (this.chat.kind === 'offline') return { status: 'offline' };
     const examples = await this.jargon.examples(job.groupId, job.term, EXAMPLES);
     if (examples.length === 0) return { status: 'no_examples' };
     const reservation = await this.budget.reserve(job.groupId, 'jargon');

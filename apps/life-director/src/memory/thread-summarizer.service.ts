@@ -26,7 +26,7 @@ const MIN_IDLE_LINES = 3;
 
 export type SummaryOutcome =
   | { kind: 'written'; facts: number; dropped: number; tokens: number }
-  | { kind: 'skipped'; reason: 'already' | 'superseded' | 'too_few' | 'no_people' }
+  | { kind: 'skipped'; reason: 'already' | 'superseded' | 'too_few' | 'no_people' | 'offline' }
   | { kind: 'deferred'; until: Date };
 
 /** The handler ran before its commit landed: try again shortly. */
@@ -75,6 +75,11 @@ export class ThreadSummarizer {
       return { kind: 'skipped', reason: people.length === 0 ? 'no_people' : 'too_few' };
     }
 
+    if (this.chat.kind === 'offline') {
+      // No model configured: event memory still works; there is nothing that could summarise these lines.
+      await this.markOnly(groupId, threadId, through);
+      return { kind: 'skipped', reason: 'offline' };
+    }
     const reservation = await this.budget.reserve(groupId, 'summary');
     if (!reservation.granted) return { kind: 'deferred', until: reservation.retryAt };
     const previous = await this.summaries.latest(groupId, threadId);
