@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
+import { memoryRecall } from './memory-recall.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -25,6 +26,12 @@ const SCENARIOS: Record<string, Scenario> = {
       directs: number(flags, 'directs', 100),
       backgroundPerSec: number(flags, 'background', 1000),
       groups: number(flags, 'groups', 1000),
+    }),
+  'memory-recall': (flags) =>
+    memoryRecall({
+      messages: number(flags, 'messages', 10_000),
+      groups: number(flags, 'groups', 20),
+      queries: number(flags, 'queries', 1000),
     }),
 };
 

@@ -37,6 +37,11 @@ export class BenchStack {
     private readonly nodeArgs: string[] = [],
   ) {}
 
+  /** The benchmark database's URL (for in-process readers such as the memory-recall retrieval). */
+  get databaseUrl(): string {
+    return this.db.url;
+  }
+
   get logDir(): string {
     return join(tmpdir(), `qunli-${this.prefix}`);
   }

@@ -36,6 +36,12 @@ import {
   TimerFiredPayload,
   ToolResultPayload,
 } from './runtime.js';
+import {
+  PersonalActivityDetailedPayload,
+  PersonalAgendaLoadedPayload,
+  PersonalMilestoneReachedPayload,
+} from './life.js';
+import { MemoryFactLearnedPayload, MemoryJargonLearnedPayload, MemorySummaryWrittenPayload } from './memory.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -136,6 +142,12 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
   [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
   [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
+  [EventKind.PersonalAgendaLoaded]: PersonalAgendaLoadedPayload,
+  [EventKind.PersonalActivityDetailed]: PersonalActivityDetailedPayload,
+  [EventKind.PersonalMilestoneReached]: PersonalMilestoneReachedPayload,
+  [EventKind.MemorySummaryWritten]: MemorySummaryWrittenPayload,
+  [EventKind.MemoryFactLearned]: MemoryFactLearnedPayload,
+  [EventKind.MemoryJargonLearned]: MemoryJargonLearnedPayload,
 };
 
 /** Kind → payload type, for typed handlers: `EventEnvelope<PayloadOf<'message.direct'>>`. */
@@ -159,6 +171,12 @@ export interface PayloadMap {
   'personal.activity.started': PersonalActivityPayload;
   'personal.activity.beat': PersonalActivityPayload;
   'personal.activity.completed': PersonalActivityPayload;
+  'personal.agenda.loaded': PersonalAgendaLoadedPayload;
+  'personal.activity.detailed': PersonalActivityDetailedPayload;
+  'personal.milestone.reached': PersonalMilestoneReachedPayload;
+  'memory.summary.written': MemorySummaryWrittenPayload;
+  'memory.fact.learned': MemoryFactLearnedPayload;
+  'memory.jargon.learned': MemoryJargonLearnedPayload;
 }
 export type PayloadOf<K extends EventKind> = PayloadMap[K];
 export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };

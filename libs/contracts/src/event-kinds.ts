@@ -35,6 +35,18 @@ export const EventKind = {
   PersonalActivityStarted: 'personal.activity.started',
   PersonalActivityBeat: 'personal.activity.beat',
   PersonalActivityCompleted: 'personal.activity.completed',
+  /** The life director loaded the life script: goals, milestones, mood, disclosure per group. */
+  PersonalAgendaLoaded: 'personal.agenda.loaded',
+  /** A validated utils-model detail was added to an activity. */
+  PersonalActivityDetailed: 'personal.activity.detailed',
+  /** Enough activities served a long-term goal to reach one of its milestones. */
+  PersonalMilestoneReached: 'personal.milestone.reached',
+  /** A thread's running summary was written (memory). */
+  MemorySummaryWritten: 'memory.summary.written',
+  /** A fact about a person was learned, reinforced or replaced a conflicting one (memory). */
+  MemoryFactLearned: 'memory.fact.learned',
+  /** A group word was judged after enough sightings: jargon with a meaning, or ordinary (memory). */
+  MemoryJargonLearned: 'memory.jargon.learned',
 } as const;
 
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];

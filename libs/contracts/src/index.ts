@@ -2,6 +2,8 @@ export * from './envelope.js';
 export * from './errors.js';
 export * from './event-kinds.js';
 export * from './event-state.js';
+export * from './life.js';
+export * from './memory.js';
 export * from './message.js';
 export * from './payloads.js';
 export * from './queues.js';

@@ -265,6 +265,16 @@ export class SendProblemPayload extends SendOutcomeBase {
   retcode?: number;
 }
 
+/** One phase of an activity: it lasts until `until` (0–1] of the planned duration. */
+export class ActivityPhase {
+  @IsString()
+  name!: string;
+
+  @IsNumber()
+  @Min(0)
+  until!: number;
+}
+
 /** `personal.activity.*`: the bot's own life line moved. */
 export class PersonalActivityPayload {
   @IsString()
@@ -291,4 +301,56 @@ export class PersonalActivityPayload {
   @IsOptional()
   @IsString()
   beat?: string;
+
+  /* Added by the life-director issue; absent on events written before it. */
+
+  /** `personal.activity.beat`: which of the activity's beats this is (0-based). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  beatIndex?: number;
+
+  /** The activity's phases, so a reader can tell the phase at any moment, not only at events. */
+  @IsOptional()
+  @ValidateNested({ each: true })
+  @Type(() => ActivityPhase)
+  phases?: ActivityPhase[];
+
+  /** The life script's phase at this point (准备, 进行中, 收尾…). */
+  @IsOptional()
+  @IsString()
+  phase?: string;
+
+  /** Life-line time of this change (a catch-up tick records what happened earlier with the time it happened). */
+  @IsOptional()
+  @IsString()
+  at?: string;
+
+  /** When the next beat is due (ISO, product time); absent when none is left. */
+  @IsOptional()
+  @IsString()
+  nextBeatAt?: string;
+
+  @IsOptional()
+  @IsString()
+  mood?: string;
+
+  /** The long-term goal this activity serves. */
+  @IsOptional()
+  @IsString()
+  goalId?: string;
+
+  /** `private` activities are told only as "busy with something of my own" in groups that are not `open`. */
+  @IsOptional()
+  @IsBoolean()
+  private?: boolean;
+
+  /** What comes next in the life line, and when (ISO, product time). */
+  @IsOptional()
+  @IsString()
+  nextTitle?: string;
+
+  @IsOptional()
+  @IsString()
+  nextAt?: string;
 }

@@ -26,6 +26,12 @@ export const QueueName = {
   Episodes: 'episodes',
   /** The life director's ticks (a BullMQ job scheduler). */
   LifeTicks: 'life-ticks',
+  /** Optional utils-model detail for an activity that just started (life-director). */
+  LifeDetails: 'life-details',
+  /** Thread summaries and fact extraction, every N messages and when a thread goes idle (memory). */
+  MemorySummaries: 'memory-summaries',
+  /** Jargon meanings, retention and the periodic jargon scan (memory). */
+  MemoryMaintenance: 'memory-maintenance',
 } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 

@@ -28,6 +28,8 @@ export const ConsumerGroup = {
   Scheduler: 'scheduler',
   Projector: 'projector',
   Outbound: 'outbound',
+  /** Memory workers (run by life-director): thread buffers, summary and idle jobs. */
+  Memory: 'memory',
 } as const;
 export type ConsumerGroup = (typeof ConsumerGroup)[keyof typeof ConsumerGroup];
 
@@ -114,6 +116,26 @@ export class Keyspace {
   /** The life director's current activity; lives in the partition of its `personal.*` events. */
   lifeState(partition: number): string {
     return `${this.prefix}:life:${this.tag(partition)}:current`;
+  }
+
+  /** Memory: the group's current fallback thread when events carry no `threadId` (hash: id, lastAt). */
+  memoryGroupThread(partition: number, groupId: string): string {
+    return `${this.prefix}:mem-thread:${this.tag(partition)}:${groupId}`;
+  }
+
+  /** Memory: one thread's counters (hash: ordinal, summarized, lastAt). */
+  memoryThreadState(partition: number, groupId: string, threadId: string): string {
+    return `${this.prefix}:mem-state:${this.tag(partition)}:${groupId}:${threadId}`;
+  }
+
+  /** Memory: one thread's messages not yet summarised (sorted set scored by ordinal; members are line JSON). */
+  memoryThreadLines(partition: number, groupId: string, threadId: string): string {
+    return `${this.prefix}:mem-lines:${this.tag(partition)}:${groupId}:${threadId}`;
+  }
+
+  /** Memory: utils-model calls and tokens spent for one group in one budget window (hash: calls, tokens). */
+  memoryBudget(partition: number, groupId: string, window: number): string {
+    return `${this.prefix}:mem-budget:${this.tag(partition)}:${groupId}:${window}`;
   }
 
   /** Lease on one partition for one consumer group. */

@@ -9,6 +9,9 @@ import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js
 import { SendRecord } from './entities/send-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
 import type { ReadModel } from './projection/projection.rules.js';
+import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
+import { FactRecord, JargonRecord, MemoryMessageRecord, SummaryRecord } from './entities/memory-records.entity.js';
+import { AgendaAndMemory1796035391409 } from './migrations/1796035391409-agenda-and-memory.js';
 
 export type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
 
@@ -20,12 +23,20 @@ export const READ_MODEL_ENTITIES = {
   episodes: EpisodeRecord,
   episodeSteps: EpisodeStepRecord,
   sends: SendRecord,
+  agenda: AgendaRecord,
+  activities: ActivityRecord,
+  beats: BeatRecord,
+  agendaMilestones: AgendaMilestoneRecord,
+  memoryMessages: MemoryMessageRecord,
+  summaries: SummaryRecord,
+  facts: FactRecord,
+  jargon: JargonRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
 
 /** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
-export const MIGRATIONS = [EventLogAndReadModels1796035390403];
+export const MIGRATIONS = [EventLogAndReadModels1796035390403, AgendaAndMemory1796035391409];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 

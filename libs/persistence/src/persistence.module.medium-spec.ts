@@ -41,7 +41,7 @@ describe('PersistenceModule on real Postgres', () => {
 
   afterAll(async () => {
     for (const database of databases) await database.drop();
-  });
+  }, 60_000);
 
   it('starts on a migrated database and hands out the pool', async () => {
     const database = await createTestDatabase('persistence-ok');
@@ -60,7 +60,7 @@ describe('PersistenceModule on real Postgres', () => {
     const error = await startFailure(database.url);
     expect(error.code).toBe('DB.SCHEMA_BEHIND');
     expect(error.message).toBe('database schema is behind: run `npm run migrate`');
-    expect(error.details).toEqual({ pending: ['EventLogAndReadModels1796035390403'] });
+    expect(error.details).toEqual({ pending: ['EventLogAndReadModels1796035390403', 'AgendaAndMemory1796035391409'] });
   });
 
   it('refuses to start on a database that does not exist, with the same advice', async () => {
@@ -75,11 +75,11 @@ describe('PersistenceModule on real Postgres', () => {
     await fresh.drop();
     expect(await ensureDatabase(fresh.url)).toBe(true);
     expect(await ensureDatabase(fresh.url)).toBe(false);
-    expect(await migrate(fresh.url)).toEqual(['EventLogAndReadModels1796035390403']);
+    expect(await migrate(fresh.url)).toEqual(['EventLogAndReadModels1796035390403', 'AgendaAndMemory1796035391409']);
     expect(await migrate(fresh.url)).toEqual([]);
     const app = await startApp(fresh.url);
     await app.close();
-  });
+  }, 60_000);
 
   it('has entities that match the migrated schema exactly', async () => {
     const database = await createTestDatabase('persistence-entities');

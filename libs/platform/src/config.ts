@@ -204,6 +204,68 @@ export class QunliConfig {
   @Min(0.01)
   QUNLI_LIFE_TICK_MINUTES = 5;
 
+  /** The life script (YAML): goals, milestones, phases, beats and disclosure per group (personas/life/). */
+  @IsString()
+  QUNLI_LIFE_SCRIPT = 'personas/life/default.yaml';
+
+  /** `on`: the utils model writes one validated line of detail for activities the script marks `detail: true`. */
+  @IsIn(['on', 'off'])
+  QUNLI_LIFE_DETAILS: 'on' | 'off' = 'off';
+
+  /** After a pause (all life directors down), activities within this many product hours are caught up. */
+  @IsNumber()
+  @Min(0)
+  @Max(720)
+  QUNLI_LIFE_CATCHUP_HOURS = 24;
+
+  /** A thread is summarised (and facts extracted) every this many messages. */
+  @IsInt()
+  @Min(2)
+  @Max(1000)
+  QUNLI_MEMORY_SUMMARY_EVERY = 30;
+
+  /** A thread quiet this many product minutes is idle: what is not yet summarised is summarised. */
+  @IsNumber()
+  @Min(0.01)
+  QUNLI_MEMORY_THREAD_IDLE_MINUTES = 20;
+
+  /** Without a thread id on events, a gap this long (product minutes) in a group starts a new thread. */
+  @IsNumber()
+  @Min(0.01)
+  QUNLI_MEMORY_THREAD_GAP_MINUTES = 30;
+
+  /** Utils-model calls memory may make per group per product hour (0 disables memory's model calls). */
+  @IsInt()
+  @Min(0)
+  QUNLI_MEMORY_CALLS_PER_HOUR = 30;
+
+  /** Utils-model tokens (in + out) memory may spend per group per product hour. */
+  @IsInt()
+  @Min(0)
+  QUNLI_MEMORY_TOKENS_PER_HOUR = 30_000;
+
+  /** Days chat history and memory are kept; older conversations are erased everywhere (0: kept for ever). */
+  @IsNumber()
+  @Min(0)
+  QUNLI_MEMORY_RETENTION_DAYS = 0;
+
+  /** Comma list of fact categories that may cross groups (profile, preference, relationship, promise, event). */
+  @Matches(/^((profile|preference|relationship|promise|event)(,(profile|preference|relationship|promise|event))*)?$/, {
+    message: 'must be empty or a comma list of profile, preference, relationship, promise, event',
+  })
+  QUNLI_MEMORY_SHARED_CATEGORIES = '';
+
+  /** Long-term items (facts, older messages) retrieved for a prompt. */
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  QUNLI_MEMORY_TOP_K = 5;
+
+  /** Sightings (messages, by at least two people) before a group word is looked at as jargon. */
+  @IsInt()
+  @Min(2)
+  QUNLI_JARGON_MIN_SIGHTINGS = 5;
+
   /** Bind address of every app's HTTP server. */
   @IsString()
   QUNLI_HTTP_HOST = '0.0.0.0';
@@ -234,6 +296,11 @@ export class QunliConfig {
     return this.QUNLI_NICKNAMES.split(',')
       .map((n) => n.trim())
       .filter((n) => n.length > 0);
+  }
+
+  /** Fact categories that may appear in another group's prompt (ADR-0016). */
+  get memorySharedCategories(): Set<string> {
+    return new Set(this.QUNLI_MEMORY_SHARED_CATEGORIES.split(',').filter((c) => c.length > 0));
   }
 
   /** The labelled offline responder is used when no API key is configured. */

@@ -5,3 +5,6 @@ export * from './messages.js';
 export * from './processes.js';
 export * from './recording-server.js';
 export * from './redis.js';
+export * from './projection.js';
+export * from './eventually.js';
+export * from './utils-llm-double.js';

@@ -47,6 +47,6 @@ export class LifeTickProcessor extends WorkerHost implements OnApplicationBootst
 
   async process(_job: Job): Promise<{ changed: boolean; activity: string | null }> {
     const plan = await this.director.tick();
-    return { changed: plan.changed, activity: plan.next?.title ?? null };
+    return { changed: plan.changes.length > 0, activity: plan.next.current?.title ?? null };
   }
 }

@@ -228,7 +228,7 @@ describe('the projection fold', () => {
     expect(rows(later, 'messages')[0]).toMatchObject({ userId: UNKNOWN_SELF });
   });
 
-  it('archives the life line without a read model', () => {
+  it('projects the life line into activities and beats only', () => {
     const beat = makeEvent({
       kind: EventKind.PersonalActivityBeat,
       groupId: null,
@@ -240,9 +240,14 @@ describe('the projection fold', () => {
         startedAt: new Date().toISOString(),
         expectedDurationMinutes: 45,
         progress: 0.5,
+        beat: '锅开了',
+        beatIndex: 0,
       },
     });
     const folded = foldEvents(logged([beat]), { triggers: new Map() });
-    expect(READ_MODELS.map((model) => folded[model].size)).toEqual(READ_MODELS.map(() => 0));
+    const touched = READ_MODELS.filter((model) => folded[model].size > 0);
+    expect(touched).toEqual(['activities', 'beats']);
+    expect(rows(folded, 'activities')[0]).toMatchObject({ id: 'a1', status: 'active', progress: 0.5, version: 1 });
+    expect(rows(folded, 'beats')[0]).toMatchObject({ activityId: 'a1', idx: 0, text: '锅开了' });
   });
 });

@@ -6,6 +6,10 @@ import {
   type MessageSegment,
   type StateTransition,
 } from '@app/contracts';
+import { foldLifeEvent, type LifePatches } from './life-projection.rules.js';
+import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from './life.rows.js';
+import { foldMemoryEvent, foldMessageMemory, foldSentMemory, type MemoryPatches } from './memory-projection.rules.js';
+import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from './memory.rows.js';
 
 /*
  * The projection as a pure fold: archived events in, read-model rows out. The writer turns the rows into one
@@ -132,6 +136,14 @@ export interface ReadModelRows {
   episodes: EpisodeRow;
   episodeSteps: EpisodeStepRow;
   sends: SendRow;
+  agenda: AgendaRow;
+  activities: ActivityRow;
+  beats: BeatRow;
+  agendaMilestones: AgendaMilestoneRow;
+  memoryMessages: MemoryMessageRow;
+  summaries: SummaryRow;
+  facts: FactRow;
+  jargon: JargonRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -154,6 +166,20 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state'] } },
   episodeSteps: { key: ['episodeId', 'idx'] },
   sends: { key: ['actionId', 'segment'], versioned: { version: 'phase', columns: ['state', 'text', 'at'] } },
+  agenda: { key: ['personaId'] },
+  activities: {
+    key: ['id'],
+    versioned: {
+      version: 'version',
+      columns: ['status', 'phase', 'progress', 'nextBeatAt', 'mood', 'nextTitle', 'nextAt'],
+    },
+  },
+  beats: { key: ['activityId', 'idx'] },
+  agendaMilestones: { key: ['milestoneId'] },
+  memoryMessages: { key: ['eventId'] },
+  summaries: { key: ['summaryId'] },
+  facts: { key: ['factId'], versioned: { version: 'version', columns: ['status', 'replacedBy'] } },
+  jargon: { key: ['groupId', 'term'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -189,6 +215,32 @@ export function emptyProjection(): Projection {
     episodes: new Map(),
     episodeSteps: new Map(),
     sends: new Map(),
+    agenda: new Map(),
+    activities: new Map(),
+    beats: new Map(),
+    agendaMilestones: new Map(),
+    memoryMessages: new Map(),
+    summaries: new Map(),
+    facts: new Map(),
+    jargon: new Map(),
+  };
+}
+
+function lifePatches(projection: Projection): LifePatches {
+  return {
+    agenda: (patch) => put(projection, 'agenda', patch),
+    activities: (patch) => put(projection, 'activities', patch),
+    beats: (patch) => put(projection, 'beats', patch),
+    agendaMilestones: (patch) => put(projection, 'agendaMilestones', patch),
+  };
+}
+
+function memoryPatches(projection: Projection): MemoryPatches {
+  return {
+    memoryMessages: (patch) => put(projection, 'memoryMessages', patch),
+    summaries: (patch) => put(projection, 'summaries', patch),
+    facts: (patch) => put(projection, 'facts', patch),
+    jargon: (patch) => put(projection, 'jargon', patch),
   };
 }
 
@@ -313,6 +365,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         fromSelf: p.sender.userId === p.selfId,
         sentAt: new Date(p.sentAt * 1000),
       });
+      foldMessageMemory(event as EventOf<typeof kind>, memoryPatches(projection));
       put(projection, 'events', {
         id: event.id,
         groupId: event.groupId,
@@ -438,6 +491,12 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         fromSelf: true,
         sentAt: at,
       });
+      foldSentMemory(
+        event as EventOf<typeof kind>,
+        trigger && trigger.seq < logged.seq ? trigger.selfId : UNKNOWN_SELF,
+        null,
+        memoryPatches(projection),
+      );
       return;
     }
     case EventKind.SendFailed:
@@ -454,6 +513,16 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.PersonalActivityStarted:
     case EventKind.PersonalActivityBeat:
     case EventKind.PersonalActivityCompleted:
+    case EventKind.PersonalAgendaLoaded:
+    case EventKind.PersonalActivityDetailed:
+    case EventKind.PersonalMilestoneReached:
+      foldLifeEvent(event as EventOf<typeof kind>, lifePatches(projection));
+      return;
+    case EventKind.MemorySummaryWritten:
+    case EventKind.MemoryFactLearned:
+    case EventKind.MemoryJargonLearned:
+      foldMemoryEvent(event as EventOf<typeof kind>, memoryPatches(projection));
+      return;
     case EventKind.MessageRecalled:
     case EventKind.TimerFired:
     case EventKind.EpisodeControl:

@@ -1,0 +1,63 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { QueueName } from '@app/contracts';
+import { budgetWindow, jobKey } from '@app/memory';
+import { Clock, QunliConfig } from '@app/platform';
+import { JargonMeaningJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
+
+/** A job added by a stream handler may run before the handler's commit lands; this head start avoids a retry. */
+const COMMIT_HEAD_START_MS = 500;
+const ATTEMPTS = { attempts: 3, backoff: { type: 'exponential', delay: 2000 } } as const;
+
+/** Memory's durable work, with deterministic ids so a redelivered message or a retried job adds nothing twice. */
+@Injectable()
+export class MemoryQueues {
+  constructor(
+    @InjectQueue(QueueName.MemorySummaries) readonly summaries: Queue,
+    @InjectQueue(QueueName.MemoryMaintenance) readonly maintenance: Queue,
+    private readonly clock: Clock,
+    private readonly config: QunliConfig,
+  ) {}
+
+  async chunk(groupId: string, threadId: string, through: number, reason: 'every_n' | 'idle'): Promise<void> {
+    const job = ThreadSummaryJob.create({ groupId, threadId, through, reason });
+    await this.summaries.add('chunk', job, {
+      jobId: jobKey('sum', groupId, threadId, String(through)),
+      delay: COMMIT_HEAD_START_MS,
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+      ...ATTEMPTS,
+    });
+  }
+
+  /** One delayed idle job per thread, pushed back by every message (BullMQ debounce: replace + extend). */
+  async idle(groupId: string, threadId: string, through: number): Promise<void> {
+    const delay = this.clock.ttlMs(this.config.QUNLI_MEMORY_THREAD_IDLE_MINUTES * 60_000);
+    await this.summaries.add('idle', ThreadSummaryJob.create({ groupId, threadId, through, reason: 'idle' }), {
+      delay,
+      deduplication: { id: jobKey('idle', groupId, threadId), ttl: delay, extend: true, replace: true },
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+      ...ATTEMPTS,
+    });
+  }
+
+  /** At most one jargon scan per group per product hour. */
+  async jargonScan(groupId: string): Promise<void> {
+    await this.maintenance.add('jargon-scan', JargonScanJob.create({ groupId }), {
+      jobId: jobKey('jscan', groupId, String(budgetWindow(this.clock.nowMs()))),
+      removeOnComplete: { count: 200 },
+      removeOnFail: { count: 200 },
+    });
+  }
+
+  async jargonMeaning(job: JargonMeaningJob): Promise<void> {
+    await this.maintenance.add('jargon-meaning', job, {
+      jobId: jobKey('jargon', job.groupId, job.term),
+      removeOnComplete: { count: 1000 },
+      removeOnFail: { count: 1000 },
+      ...ATTEMPTS,
+    });
+  }
+}
