@@ -13,7 +13,7 @@ import {
 } from './chat-model.js';
 import { isRetryable, parseRetryAfter, retryDelayMs, type RetryPolicy } from './llm-retry.rules.js';
 
-type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsBase;
+type Params = Omit<OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming, 'stream'>;
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** One attempt's answer, or how far it got before failing (for the token count of aborted streams). */

@@ -5,3 +5,4 @@ export * from './messages.js';
 export * from './processes.js';
 export * from './recording-server.js';
 export * from './redis.js';
+export * from './mcp-test-server.js';
