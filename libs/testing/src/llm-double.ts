@@ -154,12 +154,20 @@ export class LlmDouble {
   /** Resolves once `count` completion requests have arrived. */
   async waitForRequests(count: number, timeoutMs = 30_000): Promise<void> {
     if (this.completionRequests.length >= count) return;
-    await Promise.race([
-      new Promise<void>((resolve) => this.waiters.push({ count, resolve })),
-      delay(timeoutMs).then(() => {
-        throw new Error(`LLM double: ${this.completionRequests.length} of ${count} requests after ${timeoutMs} ms`);
-      }),
-    ]);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        new Promise<void>((resolve) => this.waiters.push({ count, resolve })),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`LLM double: ${this.completionRequests.length} of ${count} requests after ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Add scripted answers, taken in order by the requests they match. */

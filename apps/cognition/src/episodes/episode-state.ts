@@ -52,8 +52,10 @@ export interface EpisodeWaiting {
   /** wait: product time to resume at. */
   resumeAt?: string;
   seconds?: number;
-  /** tool: the call awaiting a `tool.result`. */
+  /** tool: the call awaiting a `tool.result` (the id given to the tool and the scheduler). */
   toolCallId?: string;
+  /** tool: the model's id of that call, which its result answers in the history. */
+  callId?: string;
   tool?: string;
   timeoutAt?: string;
 }

@@ -95,4 +95,225 @@ describe('episodes against the chat completions double', () => {
     expect(replyerRequests()).toHaveLength(1);
     expect(offeredTools(replyerRequests()[0]!.body)).toEqual([]);
   });
+
+  it('corrects malformed tool arguments at most twice, then ends the episode with a reason', async () => {
+    const trigger = await h.message('小满 在吗', { direct: true });
+    h.double.push(
+      call('reply', '{"msg_id": "半截'),
+      call('wait', { seconds: 'soon' }),
+      call('reply', { msg_id: trigger.payload.messageId, group_id: '99999' }),
+    );
+    const job = h.startJob(trigger);
+    const result = await h.run(job);
+    expect(result).toMatchObject({ outcome: 'failed', endedBy: 'invalid_calls', error: { code: 'EPISODE.INVALID_TOOL_CALL' } });
+    expect(plannerRequests()).toHaveLength(3);
+    expect(replyerRequests()).toHaveLength(0);
+    const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
+    expect(steps.map((s) => s.observation?.errorCode)).toEqual(['EPISODE.INVALID_TOOL_CALL', 'EPISODE.INVALID_TOOL_CALL', 'EPISODE.INVALID_TOOL_CALL']);
+    // The correction reached the model as the bad call's tool result, in Chinese.
+    expect(promptText(plannerRequests()[1]!.body)).toContain('reply 的参数不是合法的 JSON 对象');
+    expect(promptText(plannerRequests()[2]!.body)).toContain('wait 的参数不对（seconds）');
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(0);
+  });
+
+  it('ends by deadline when the model is too slow, and says so in its record', async () => {
+    const trigger = await h.message('小满 你在干嘛', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger, [], 1500);
+    const result = await h.run(job);
+    expect(result).toMatchObject({ outcome: 'failed', endedBy: 'deadline', error: { code: 'EPISODE.DEADLINE_EXCEEDED' } });
+    await until(() => plannerRequests()[0]?.aborted === true);
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed).toMatchObject({ outcome: 'failed', endedBy: 'deadline' });
+    const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
+    expect(calls.map((c) => c.outcome)).toEqual(['LLM.ABORTED']);
+  });
+
+  it('aborts the in-flight planner request on interrupt, merges the new messages and plans again', async () => {
+    const trigger = await h.message('小满 周末去哪玩', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    await h.double.waitForRequests(1);
+    const late = await h.message('要不去西湖', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
+    h.double.push(call('reply', { msg_id: late.payload.messageId, intent: '赞同' }, '阿强提议西湖'));
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'replied' });
+    await until(() => plannerRequests()[0]?.aborted === true);
+    expect(plannerRequests()).toHaveLength(2);
+    const second = promptText(plannerRequests()[1]!.body);
+    expect(second).toContain('[发言内容]要不去西湖');
+    expect(second).toContain('又来了 1 条新消息');
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send).toMatchObject({ toUserId: '20002' });
+    const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
+    expect(calls.map((c) => c.outcome)).toEqual(['LLM.ABORTED', 'ok', 'ok']);
+    // The aborted planning did not spend a step.
+    expect(result.steps).toBe(1);
+  });
+
+  it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {
+    const trigger = await h.message('小满 出来玩吗', { direct: true });
+    h.double.push(
+      forPlanner({ kind: 'hang' }),
+      forPlanner({ kind: 'hang' }),
+      { ...call('no_action', { reason: '不想出去' }), latencyMs: 1500 },
+    );
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    const extra = [] as string[];
+    for (let seq = 2; seq <= 3; seq++) {
+      await h.double.waitForRequests(seq - 1);
+      const m = await h.message(`插话${seq}`);
+      extra.push(m.id);
+      await h.control({ episodeId: job.episodeId, command: 'interrupt', seq, eventIds: [m.id] });
+    }
+    // Third planner call: interrupts are capped (2), so a fourth message waits for this call to finish.
+    await h.double.waitForRequests(3);
+    const m = await h.message('插话4');
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 4, eventIds: [m.id] });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'no_reply' });
+    expect(plannerRequests().map((r) => r.aborted)).toEqual([true, true, false]);
+  });
+
+  it('replaces a thought that repeats the previous one with the reflection prompt', async () => {
+    const off = h.register(testTool({ name: 'look_around', description: '看看群里' }));
+    const trigger = await h.message('小满 说点啥', { direct: true });
+    h.double.push(
+      call('look_around', {}, '我想想该怎么接这句话'),
+      call('look_around', {}, '我想想该怎么接这句话。'),
+      call('no_action', {}),
+    );
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
+    off();
+    const third = plannerRequests()[2]!.body!;
+    const assistant = (third.messages ?? []).filter((m) => m.role === 'assistant').map((m) => m.content);
+    expect(assistant).toEqual(['我想想该怎么接这句话', REFLECTION_PROMPT]);
+    const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
+    expect(steps[1]!.thought).toBe(REFLECTION_PROMPT);
+  });
+
+  it('finds a deferred tool through tool_search and uses it in the next step', async () => {
+    const lucky = testTool(
+      { name: 'lucky_number', description: '算今天的幸运数字', visibility: 'deferred' },
+      () => ({ ok: true, text: '今天的幸运数字是 7' }),
+    );
+    const off = h.register(lucky);
+    const trigger = await h.message('小满 我今天幸运数字是几', { direct: true });
+    h.double.push(
+      call('tool_search', { query: '幸运数字' }),
+      call('lucky_number', {}),
+      call('reply', { msg_id: trigger.payload.messageId }),
+      forReplyer({ kind: 'content', content: '是 7 哦' }),
+    );
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied', steps: 3 });
+    off();
+    const [first, second] = plannerRequests();
+    expect(offeredTools(first!.body)).not.toContain('lucky_number');
+    expect(offeredTools(first!.body)).toContain('tool_search');
+    expect(offeredTools(second!.body)).toContain('lucky_number');
+    expect(promptText(second!.body)).toContain('lucky_number：算今天的幸运数字');
+    expect(lucky.calls).toHaveLength(1);
+  });
+
+  it('lets a hook rewrite the reply, and stops when it is unregistered', async () => {
+    const off = h.hooks.register({
+      name: 'replyer.after_response',
+      source: 'test',
+      handler: (payload) => ({ text: `${payload.text}～（已润色）` }),
+    });
+    const first = await h.message('小满 早', { direct: true });
+    h.double.push(forReplyer({ kind: 'content', content: '早呀' }));
+    const job = h.startJob(first);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    off();
+    const second = await h.message('小满 晚安', { direct: true });
+    h.double.push(forReplyer({ kind: 'content', content: '晚安' }));
+    const job2 = h.startJob(second);
+    expect(await h.run(job2)).toMatchObject({ outcome: 'replied' });
+    expect((await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend))[0]!.text).toBe('早呀～（已润色）');
+    expect((await h.payloads<ActionSendPayload>(job2.episodeId, EventKind.ActionSend))[0]!.text).toBe('晚安');
+  });
+
+  it('waits on a durable timer, then resumes on a new job with the messages that came meanwhile', async () => {
+    const trigger = await h.message('小满 等下我问个事', { direct: true });
+    h.double.push(call('wait', { seconds: 30 }, '他还没说完，等等'));
+    const job = h.startJob(trigger);
+    const parked = await h.run(job);
+    expect(parked).toMatchObject({ outcome: 'waiting', steps: 1 });
+    const [waiting] = await h.payloads<{ cause: string; resumeAt: string; step: number }>(job.episodeId, EventKind.EpisodeWaiting);
+    expect(waiting).toMatchObject({ cause: 'wait', step: 0 });
+    expect(Date.parse(waiting!.resumeAt) - Date.now()).toBeGreaterThan(20_000);
+
+    // Meanwhile (the scheduler's part): a message arrives, the timer fires, resume is sent and the job enqueued.
+    const meanwhile = await h.message('就是明天的作业交了吗', { sender: { userId: '20001', displayName: 'Alice', nickname: 'Alice' } });
+    h.double.push(call('reply', { msg_id: meanwhile.payload.messageId }), forReplyer({ kind: 'content', content: '还没呢，周五交' }));
+    await h.control({ episodeId: job.episodeId, command: 'resume', seq: 2, cause: 'timer', timerId: 't1' });
+    const resume = h.resumeJob(job, 2, { cause: 'timer', timerId: 't1', eventId: 'timer-event-1' }, [contextOf(meanwhile)]);
+    const result = await h.run(resume);
+    expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
+    const resumed = promptText(plannerRequests()[1]!.body);
+    expect(resumed).toContain('[发言内容]就是明天的作业交了吗');
+    expect(resumed).toContain('已经等了 30 秒');
+    // A redelivered resume job does nothing.
+    const again = await h.run({ ...resume, controlSeq: 3 } as typeof resume);
+    expect(again.outcome).toBe('duplicate');
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(1);
+  });
+
+  it('parks on an asynchronous tool and continues on any worker with its tool.result', async () => {
+    const render = testTool({ name: 'render_poster', description: '做一张海报', asynchronous: true, timeoutMs: 60_000 });
+    const off = h.register(render);
+    const trigger = await h.message('小满 帮我做张海报', { direct: true });
+    h.double.push(call('render_poster', { title: '社团招新' }));
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'waiting' });
+    const [waiting] = await h.payloads<{ cause: string; toolCallId: string; timeoutAt: string }>(job.episodeId, EventKind.EpisodeWaiting);
+    expect(waiting).toMatchObject({ cause: 'tool' });
+    expect(render.calls).toEqual([{ title: '社团招新' }]);
+
+    // The tool finishes elsewhere: its tool.result goes to the log, the scheduler resumes the episode.
+    const { makeEvent } = await import('@app/contracts');
+    const result = makeEvent({
+      kind: EventKind.ToolResult,
+      groupId: '30001',
+      payload: { episodeId: job.episodeId, toolCallId: waiting!.toolCallId, tool: 'render_poster', ok: true, text: '海报做好了：poster-1.png', latencyMs: 1200 },
+      source: 'tools',
+    });
+    await h.redis.xadd(h.keys.stream(h.keys.partitionOf('30001')), '*', 'k', result.kind, 'e', JSON.stringify(result));
+    h.double.push(call('reply', { msg_id: trigger.payload.messageId }), forReplyer({ kind: 'content', content: '做好啦' }));
+    await h.control({ episodeId: job.episodeId, command: 'resume', seq: 2, cause: 'tool_result', toolCallId: waiting!.toolCallId });
+    const resumed = await h.run(h.resumeJob(job, 2, { cause: 'tool_result', toolCallId: waiting!.toolCallId, eventId: result.id }));
+    off();
+    expect(resumed).toMatchObject({ outcome: 'replied' });
+    expect(promptText(plannerRequests()[1]!.body)).toContain('海报做好了：poster-1.png');
+  });
+
+  it('never acts after a cancel, even one that arrives while it thinks', async () => {
+    const trigger = await h.message('小满 算了', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    await h.double.waitForRequests(1);
+    h.double.push(call('reply', { msg_id: trigger.payload.messageId }));
+    await h.control({ episodeId: job.episodeId, command: 'cancel', seq: 2, reason: 'recalled' });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'cancelled', endedBy: 'cancelled' });
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(0);
+    // A redelivery of the same job does nothing.
+    const again = await h.run({ ...job, controlSeq: 9, mode: 'resume', resume: { cause: 'timer', eventId: 'x' } } as typeof job);
+    expect(again.outcome).toBe('duplicate');
+  });
 });
+
+async function until(probe: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

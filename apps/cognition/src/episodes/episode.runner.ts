@@ -303,7 +303,7 @@ export class EpisodeRunner {
       const text = result
         ? wrapResult(result.tool, { ok: result.ok, text: result.text, ...(result.error ? { error: result.error } : {}) }, this.maxResultChars(result.tool))
         : wrapResult(waiting.tool ?? 'tool', { ok: false, text: '工具没有在时限内返回结果。', error: { code: 'TOOL.TIMEOUT', message: 'no result in time' } }, 500);
-      history.push({ kind: 'tool_result', callId: waiting.toolCallId ?? 'unknown', tool: waiting.tool ?? 'tool', text });
+      history.push({ kind: 'tool_result', callId: waiting.callId ?? waiting.toolCallId ?? 'unknown', tool: waiting.tool ?? 'tool', text });
     }
     state = { ...state, history };
     const fresh = job.context.map((m) => contextLine(m));
@@ -688,7 +688,7 @@ export class EpisodeRunner {
         deadline: run.state.deadline,
       });
       const parked = moveTo(
-        { ...run.state, step: index + 1, invalidInARow: 0, inFlightTool: null, history: [...run.state.history, ...base, ...extra], waiting: { cause: 'tool', step: index, toolCallId, tool: tool.name, timeoutAt } },
+        { ...run.state, step: index + 1, invalidInARow: 0, inFlightTool: null, history: [...run.state.history, ...base, ...extra], waiting: { cause: 'tool', step: index, toolCallId, callId: call.id, tool: tool.name, timeoutAt } },
         'awaiting_observation',
       );
       // The tool_call entry is answered when the result arrives (resume), so it stays open in the history.
