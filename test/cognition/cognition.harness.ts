@@ -81,7 +81,7 @@ export class CognitionHarness {
   private queueEvents!: QueueEvents;
   private bull!: Redis;
   private bullEvents!: Redis;
-  private database!: TestDatabase;
+  database!: TestDatabase;
   private prefix!: string;
 
   static async start(settings: Record<string, string | number> = {}, label = 'cognition'): Promise<CognitionHarness> {

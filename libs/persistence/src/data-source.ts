@@ -8,6 +8,9 @@ import { MessageRecord } from './entities/message-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
+import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cognition-accounting.js';
+import { LlmCallRecord } from './entities/llm-call-record.entity.js';
+import { PersonaRecord } from './entities/persona-record.entity.js';
 import type { ReadModel } from './projection/projection.rules.js';
 
 export type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
@@ -20,12 +23,14 @@ export const READ_MODEL_ENTITIES = {
   episodes: EpisodeRecord,
   episodeSteps: EpisodeStepRecord,
   sends: SendRecord,
+  llmCalls: LlmCallRecord,
+  personas: PersonaRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
 
 /** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
-export const MIGRATIONS = [EventLogAndReadModels1796035390403];
+export const MIGRATIONS = [EventLogAndReadModels1796035390403, CognitionAccounting1796200000000];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 

@@ -9,7 +9,7 @@ import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends'];
+const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends', 'llm_calls', 'personas'];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;
@@ -34,7 +34,8 @@ describe('replay on real Postgres', () => {
     ]);
     for (let i = 0; i < 30; i++) {
       const partition = 1 + (i % 2);
-      streams.get(partition)!.push(...chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i).events);
+      const c = chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i);
+      streams.get(partition)!.push(...c.events, ...c.extra);
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({

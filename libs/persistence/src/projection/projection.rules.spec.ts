@@ -60,7 +60,8 @@ function table(projection: Projection): Record<ReadModel, Record<string, unknown
 }
 
 describe('the projection fold', () => {
-  const { message, events, episodeId, actionId } = chain();
+  const { message, events: chainEvents, extra, episodeId, actionId } = chain();
+  const events = [...chainEvents, ...extra];
   const all = logged(events);
   const projection = foldEvents(all, contextFor(all));
 
@@ -141,7 +142,16 @@ describe('the projection fold', () => {
         tokensOut: 35,
         latencyMs: 870.5,
         at: new Date(events[3]!.createdAt),
+        model: 'gpt-4o-mini',
+        llmCalls: 2,
       },
+    ]);
+
+    expect(rows(projection, 'llmCalls')).toEqual([
+      expect.objectContaining({ episodeId, role: 'planner', model: 'gpt-4o-mini', tokensIn: 600, tokensOut: 20, step: 0 }),
+    ]);
+    expect(rows(projection, 'personas')).toEqual([
+      expect.objectContaining({ version: 'v0', name: '林小满', policy: { mood: '平静' } }),
     ]);
 
     expect(rows(projection, 'sends')).toEqual([
