@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
+import { scale } from './scale.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -25,6 +26,13 @@ const SCENARIOS: Record<string, Scenario> = {
       directs: number(flags, 'directs', 100),
       backgroundPerSec: number(flags, 'background', 1000),
       groups: number(flags, 'groups', 1000),
+    }),
+  scale: (flags) =>
+    scale({
+      latencyMs: number(flags, 'latency', 1000),
+      rounds: Math.max(4, number(flags, 'rounds', 8)),
+      concurrency: number(flags, 'concurrency', 4),
+      processes: [1, 2, 4],
     }),
 };
 
