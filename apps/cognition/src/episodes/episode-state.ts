@@ -105,6 +105,8 @@ export interface EpisodeState {
   outcome: EpisodeOutcome | null;
   endedBy: EpisodeEndCause | null;
   personaVersion: string;
+  /** The timing gate said continue (or does not apply): it is not asked again, also after interrupts. */
+  gatePassed?: boolean;
   /** The planner's fixed prompt prefix, built once so every step reuses it (provider prompt caches). */
   systemPrompt: string;
   situationPrompt: string;

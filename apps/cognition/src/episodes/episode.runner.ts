@@ -26,6 +26,8 @@ import {
   plannerMessages,
   plannerSituation,
   plannerSystemPrompt,
+  TIMING_GATE_PROMPT,
+  timingGateTools,
 } from '../prompt/planner.prompt.js';
 import { PromptContextService } from '../prompt/prompt-context.service.js';
 import type { ProvidedSections } from '../prompt/replyer.prompt.js';
@@ -343,6 +345,14 @@ export class EpisodeRunner {
     const window = windowEntries(state.history, start);
     const messages = plannerMessages(state.systemPrompt, state.situationPrompt, window, run.persona.identity.name, run.persona.timezone);
 
+    let gateCost: StepCost | null = null;
+    if (this.gateApplies(run.state)) {
+      const gate = await this.timingGate(run, index, messages);
+      if (gate.decision) return this.act(run, index, gate.decision, undefined, gate.base, [], gate.cost);
+      gateCost = gate.cost;
+      run.state = { ...run.state, gatePassed: true };
+    }
+
     const planning = new AbortController();
     run.planning = planning;
     const planned = await this.planner.plan({
@@ -357,7 +367,7 @@ export class EpisodeRunner {
       observer: this.observer(run, 'planner'),
     });
     run.planning = null;
-    const cost = this.costOf([planned.call]);
+    const cost = gateCost ? addCost(gateCost, this.costOf([planned.call])) : this.costOf([planned.call]);
     this.recordCalls(run, index, 'planner', [planned.call]);
     if (state.windowStart !== start) run.state = { ...run.state, windowStart: start };
 
@@ -713,6 +723,50 @@ export class EpisodeRunner {
     );
     await this.commit(run, next, [step]);
     return null;
+  }
+
+  /** QUNLI_TIMING_GATE: ambient episodes (or all) ask the gate once, at their first step. */
+  private gateApplies(state: EpisodeState): boolean {
+    const mode = this.config.QUNLI_TIMING_GATE;
+    if (mode === 'off' || state.gatePassed || state.step > 0) return false;
+    return mode === 'always' || state.lane === 'ambient';
+  }
+
+  /** The timing gate's call: `continue` goes on to the planner; `wait` / `no_action` are the step's action. */
+  private async timingGate(
+    run: Run,
+    index: number,
+    messages: ReturnType<typeof plannerMessages>,
+  ): Promise<{ decision: PlannerDecision | null; base: HistoryEntry[]; cost: StepCost }> {
+    const tools = timingGateTools();
+    const gated = await this.planner.plan({
+      episodeId: run.state.episodeId,
+      groupId: run.state.groupId,
+      step: index,
+      messages: [...messages, { role: 'user', content: TIMING_GATE_PROMPT }],
+      tools,
+      signal: run.halt.signal,
+      subjectText: run.state.trigger.payload.text,
+      subjectMessageId: run.state.trigger.payload.messageId,
+      observer: this.observer(run, 'timing_gate'),
+      maxTokens: 384,
+    });
+    this.recordCalls(run, index, 'timing_gate', [gated.call]);
+    const cost = this.costOf([gated.call]);
+    const first = gated.ok ? gated.response.toolCalls[0] : undefined;
+    run.pending.push(
+      run.events.monitor('timing_gate.result', {
+        action: first?.name ?? (gated.ok ? 'none' : gated.error.code),
+        content: gated.ok ? (gated.response.content ?? '').slice(0, 500) : '',
+        tool_calls: gated.ok ? gated.response.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments.slice(0, 200) })) : [],
+        prompt_tokens: gated.call.tokensIn,
+      }),
+    );
+    if (!gated.ok || !first || first.name === 'continue') return { decision: null, base: [], cost };
+    const decision = decidePlannerAnswer({ content: null, toolCalls: [first] }, new Set(['wait', 'no_action']), run.state.history);
+    // An unusable gate answer fails open: the planner decides.
+    if (decision.kind !== 'wait' && decision.kind !== 'end') return { decision: null, base: [], cost };
+    return { decision, base: [{ kind: 'tool_call', content: '', calls: [first] }], cost };
   }
 
   // --- control ------------------------------------------------------------------------------------------------

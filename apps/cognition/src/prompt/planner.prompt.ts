@@ -200,3 +200,20 @@ export function correctionText(hint: string): string {
 export function interruptNote(count: number): string {
   return `你想的时候又来了 ${count} 条新消息（在上面），请结合它们重新考虑。`;
 }
+
+/** Maisaka's timing gate: one cheap call deciding the rhythm (continue / wait / no_action) before planning. */
+export const TIMING_GATE_PROMPT =
+  '【节奏判断】先别想具体说什么，只判断现在要不要接话：现在就回应调用 continue；想先等等看大家接下来说什么调用 wait；这次不说话调用 no_action。只调用一个工具，不要输出别的文字。';
+
+export function timingGateTools(): ToolSpec[] {
+  const [, wait, noAction] = actionToolSpecs({ stickers: [] });
+  return [
+    {
+      name: 'continue',
+      description: '现在就接话，进入正式思考。',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+    },
+    wait!,
+    noAction!,
+  ];
+}
