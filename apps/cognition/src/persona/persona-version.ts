@@ -1,25 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { EventKind, makeEvent, PRIORITY } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
-import { PersonaPolicy } from '@app/persona';
+import { canonicalJson, PersonaPolicy, personaVersionOf } from '@app/persona';
 import { Clock, QunliConfig } from '@app/platform';
-
-/** JSON with keys sorted at every level, so equal policies give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function personaVersionOf(policy: PersonaPolicy): string {
-  return createHash('sha256').update(canonicalJson(policy)).digest('hex').slice(0, 16);
-}
 
 /**
  * The persona policy's content version. At start the process records the policy it runs with as
