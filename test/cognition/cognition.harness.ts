@@ -144,7 +144,11 @@ export class CognitionHarness {
   /** A message event as ingress would append it (and appended to the log). */
   async message(
     text: string,
-    options: { direct?: boolean; sender?: Partial<MessagePayload['sender']>; segments?: MessagePayload['segments'] } = {},
+    options: {
+      direct?: boolean;
+      sender?: Partial<MessagePayload['sender']>;
+      segments?: MessagePayload['segments'];
+    } = {},
   ): Promise<EventEnvelope<MessagePayload>> {
     const payload = sampleMessage(text, {
       groupName: '摸鱼研究所',
@@ -159,7 +163,14 @@ export class CognitionHarness {
       source: 'ingress',
       priority: options.direct ? PRIORITY.direct : PRIORITY.normal,
     });
-    await this.redis.xadd(this.keys.stream(this.keys.partitionOf(GROUP)), '*', 'k', event.kind, 'e', JSON.stringify(event));
+    await this.redis.xadd(
+      this.keys.stream(this.keys.partitionOf(GROUP)),
+      '*',
+      'k',
+      event.kind,
+      'e',
+      JSON.stringify(event),
+    );
     return event;
   }
 
@@ -286,4 +297,9 @@ export function testTool(
   return tool as unknown as Tool<never> & { calls: Record<string, unknown>[] };
 }
 
-type ToolOutcomeLike = { ok: boolean; text: string; data?: Record<string, unknown>; error?: { code: string; message: string; retryable?: boolean } };
+type ToolOutcomeLike = {
+  ok: boolean;
+  text: string;
+  data?: Record<string, unknown>;
+  error?: { code: string; message: string; retryable?: boolean };
+};

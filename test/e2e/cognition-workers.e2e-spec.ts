@@ -43,7 +43,10 @@ const PLANNER = 'e2e-planner';
 const REPLYER = 'e2e-replyer';
 const SELF_ID = '10001';
 
-const planner = (answer: ScriptedAnswer): ScriptedAnswer => ({ ...answer, match: (b: ChatCompletionBody) => b.model === PLANNER });
+const planner = (answer: ScriptedAnswer): ScriptedAnswer => ({
+  ...answer,
+  match: (b: ChatCompletionBody) => b.model === PLANNER,
+});
 
 describe('cognition workers: two processes, one killed mid-episode', () => {
   let db: TestDatabase;
@@ -91,8 +94,19 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
   }
 
   async function trigger(text: string): Promise<EventEnvelope<MessagePayload>> {
-    const payload = sampleMessage(text, { selfId: SELF_ID, mentionsSelf: true, directReason: 'at', groupName: '摸鱼研究所' });
-    const event = makeEvent({ kind: EventKind.MessageDirect, groupId: GROUP, payload, source: 'ingress', priority: PRIORITY.direct });
+    const payload = sampleMessage(text, {
+      selfId: SELF_ID,
+      mentionsSelf: true,
+      directReason: 'at',
+      groupName: '摸鱼研究所',
+    });
+    const event = makeEvent({
+      kind: EventKind.MessageDirect,
+      groupId: GROUP,
+      payload,
+      source: 'ingress',
+      priority: PRIORITY.direct,
+    });
     await redis.xadd(keys.stream(keys.partitionOf(GROUP)), '*', 'k', event.kind, 'e', JSON.stringify(event));
     return event;
   }
@@ -133,7 +147,12 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
       QUNLI_PERSONA: join(REPO_ROOT, 'personas/default.yaml'),
     };
     const port = await freePort();
-    outbound = new AppProcess('outbound', { ...common, OUTBOUND_PORT: String(port), QUNLI_INSTANCE_ID: 'outbound-e2e' }, port, join(logDir, 'outbound'));
+    outbound = new AppProcess(
+      'outbound',
+      { ...common, OUTBOUND_PORT: String(port), QUNLI_INSTANCE_ID: 'outbound-e2e' },
+      port,
+      join(logDir, 'outbound'),
+    );
     await Promise.all([startWorker('cog-a'), startWorker('cog-b'), outbound.start()]);
     bull = createRedis(common.REDIS_URL!, 'e2e-scheduler', { enableAutoPipelining: false });
     queue = new Queue(QueueName.Episodes, { connection: bull, prefix: keys.bullPrefix });
@@ -160,8 +179,17 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
     llm.push(
       planner({ kind: 'tool', calls: [{ name: 'tool_search', arguments: JSON.stringify({ query: '天气' }) }] }),
       // The second planner call is slow: the process running it dies while it waits.
-      { ...planner({ kind: 'tool', calls: [{ name: 'reply', arguments: JSON.stringify({ msg_id: event.payload.messageId }) }] }), latencyMs: 30_000 },
-      planner({ kind: 'tool', calls: [{ name: 'reply', arguments: JSON.stringify({ msg_id: event.payload.messageId }) }] }),
+      {
+        ...planner({
+          kind: 'tool',
+          calls: [{ name: 'reply', arguments: JSON.stringify({ msg_id: event.payload.messageId }) }],
+        }),
+        latencyMs: 30_000,
+      },
+      planner({
+        kind: 'tool',
+        calls: [{ name: 'reply', arguments: JSON.stringify({ msg_id: event.payload.messageId }) }],
+      }),
       { kind: 'content', content: reply, match: (b) => b.model === REPLYER },
     );
     const job = EpisodeJob.create({
@@ -179,13 +207,21 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
     const victim = await until('the job holder', () => holder(episodeId));
     await victim.kill(signal);
 
-    await until('the reply to be sent', async () => (onebot.sentMessages.length > sendsBefore ? true : undefined), 90_000);
-    await until('the job to complete', async () => ((await queue.getJobState(episodeId)) === 'completed' ? true : undefined));
+    await until(
+      'the reply to be sent',
+      async () => (onebot.sentMessages.length > sendsBefore ? true : undefined),
+      90_000,
+    );
+    await until('the job to complete', async () =>
+      (await queue.getJobState(episodeId)) === 'completed' ? true : undefined,
+    );
     await sleep(1500);
     const mine = (await log()).filter((e) => (e.payload as { episodeId?: string }).episodeId === episodeId);
     expect(mine.filter((e) => e.kind === EventKind.ActionSend)).toHaveLength(1);
     expect(mine.filter((e) => e.kind === EventKind.EpisodeCompleted)).toHaveLength(1);
-    expect(mine.filter((e) => e.kind === EventKind.EpisodeStep).map((e) => (e.payload as { index: number }).index)).toEqual([0, 1]);
+    expect(
+      mine.filter((e) => e.kind === EventKind.EpisodeStep).map((e) => (e.payload as { index: number }).index),
+    ).toEqual([0, 1]);
     const sent = onebot.sentMessages.slice(sendsBefore).filter((m) => m.groupId === GROUP);
     expect(sent.map((m) => m.text)).toEqual([reply]);
     // The survivor repeated only the step that was in flight, never the committed one.

@@ -2,15 +2,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Queue, QueueEvents } from 'bullmq';
-import {
-  EpisodeJob,
-  episodeIdFor,
-  EventKind,
-  Keyspace,
-  makeEvent,
-  PRIORITY,
-  QueueName,
-} from '@app/contracts';
+import { EpisodeJob, episodeIdFor, EventKind, Keyspace, makeEvent, PRIORITY, QueueName } from '@app/contracts';
 import { createRedis } from '@app/platform';
 import {
   AppProcess,
@@ -90,7 +82,13 @@ export async function scale(options: ScaleOptions): Promise<Record<string, unkno
         const jobs = Array.from({ length: total }, (_, i) => {
           const groupId = String(40000 + (i % 64));
           const payload = sampleMessage(`小满 第${i}个问题`, { mentionsSelf: true, directReason: 'at' });
-          const trigger = makeEvent({ kind: EventKind.MessageDirect, groupId, payload, source: 'bench', priority: PRIORITY.direct });
+          const trigger = makeEvent({
+            kind: EventKind.MessageDirect,
+            groupId,
+            payload,
+            source: 'bench',
+            priority: PRIORITY.direct,
+          });
           return EpisodeJob.create({
             episodeId: episodeIdFor(trigger.id),
             groupId,
@@ -111,7 +109,9 @@ export async function scale(options: ScaleOptions): Promise<Record<string, unkno
         });
         const requestsBefore = llm.completionRequests.length;
         const began = performance.now();
-        await queue.addBulk(jobs.map((data) => ({ name: 'episode', data, opts: { jobId: data.episodeId, attempts: 3 } })));
+        await queue.addBulk(
+          jobs.map((data) => ({ name: 'episode', data, opts: { jobId: data.episodeId, attempts: 3 } })),
+        );
         await finished;
         const seconds = (performance.now() - began) / 1000;
         // Steady state: from the end of the first round to the end of the second-to-last one, so start-up (the

@@ -137,7 +137,9 @@ describe('cognition app', () => {
     expect(text).toMatch(/qunli_episodes_total\{outcome="replied",ended_by="action",app="cognition"\} 2/);
     expect(text).toMatch(/qunli_llm_calls_total\{role="planner",model="gpt-4o-mini",outcome="ok",app="cognition"\} 2/);
     expect(text).toMatch(/qunli_llm_calls_total\{role="replyer",model="gpt-4o-mini",outcome="ok",app="cognition"\} 2/);
-    expect(text).toMatch(/qunli_llm_tokens_total\{role="planner",model="gpt-4o-mini",direction="in",app="cognition"\} [1-9]/);
+    expect(text).toMatch(
+      /qunli_llm_tokens_total\{role="planner",model="gpt-4o-mini",direction="in",app="cognition"\} [1-9]/,
+    );
     expect(text).toMatch(/qunli_llm_retries_total\{role="planner",model="gpt-4o-mini",app="cognition"\} 3/);
     expect(text).toMatch(/qunli_episode_duration_seconds_bucket\{le="600"/);
   });

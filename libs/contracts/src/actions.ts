@@ -131,4 +131,3 @@ export type EpisodeEndCause = (typeof EPISODE_END_CAUSES)[number];
 export function isEpisodeActionType(value: unknown): value is EpisodeActionType {
   return typeof value === 'string' && (EPISODE_ACTION_TYPES as readonly string[]).includes(value);
 }
-

@@ -35,7 +35,13 @@ export class OfflineResponder extends ChatModel {
     const usage = { promptTokens: 0, completionTokens: 0 };
     const reply = request.tools?.find((tool) => tool.name === 'reply');
     if (!reply || request.toolChoice === 'none') {
-      return { content: offlineReplyText(request.subjectText), toolCalls: [], usage, model: OFFLINE_MODEL, attempts: 1 };
+      return {
+        content: offlineReplyText(request.subjectText),
+        toolCalls: [],
+        usage,
+        model: OFFLINE_MODEL,
+        attempts: 1,
+      };
     }
     // The planner's reply names the message to answer; older callers' reply tools take the text itself.
     const properties = (reply.parameters.properties ?? {}) as Record<string, unknown>;

@@ -9,7 +9,16 @@ import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends', 'llm_calls', 'personas'];
+const READ_MODELS = [
+  'messages',
+  'events',
+  'event_transitions',
+  'episodes',
+  'episode_steps',
+  'sends',
+  'llm_calls',
+  'personas',
+];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;

@@ -17,4 +17,3 @@ export function canonicalJson(value: unknown): string {
 export function personaVersionOf(policy: PersonaPolicy): string {
   return createHash('sha256').update(canonicalJson(policy)).digest('hex').slice(0, 16);
 }
-

@@ -160,7 +160,10 @@ export class LlmDouble {
         new Promise<void>((resolve) => this.waiters.push({ count, resolve })),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
-            () => reject(new Error(`LLM double: ${this.completionRequests.length} of ${count} requests after ${timeoutMs} ms`)),
+            () =>
+              reject(
+                new Error(`LLM double: ${this.completionRequests.length} of ${count} requests after ${timeoutMs} ms`),
+              ),
             timeoutMs,
           );
         }),
@@ -291,7 +294,14 @@ export class LlmDouble {
     const finish = calls.length > 0 ? 'tool_calls' : 'stop';
     if (body.stream) {
       recorded.streamed = true;
-      await this.streamAnswer(res, { n, model, content, calls, finish, usage: body.stream_options?.include_usage ? usage : null });
+      await this.streamAnswer(res, {
+        n,
+        model,
+        content,
+        calls,
+        finish,
+        usage: body.stream_options?.include_usage ? usage : null,
+      });
       return;
     }
     const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
@@ -322,8 +332,7 @@ export class LlmDouble {
     const reply = (body.tools ?? []).find((t) => t.function?.name === 'reply');
     if (!reply) return { content: this.replyText(body), calls: [] };
     const properties = reply.function?.parameters?.properties ?? {};
-    const args =
-      'msg_id' in properties ? { msg_id: newestMessageId(body) ?? '0' } : { text: this.replyText(body) };
+    const args = 'msg_id' in properties ? { msg_id: newestMessageId(body) ?? '0' } : { text: this.replyText(body) };
     return { content: null, calls: [{ name: 'reply', arguments: JSON.stringify(args) }] };
   }
 
@@ -339,7 +348,12 @@ export class LlmDouble {
     },
   ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const base = { id: `chatcmpl-double-${answer.n}`, object: 'chat.completion.chunk', created: 0, model: answer.model };
+    const base = {
+      id: `chatcmpl-double-${answer.n}`,
+      object: 'chat.completion.chunk',
+      created: 0,
+      model: answer.model,
+    };
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
       ...base,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
@@ -349,7 +363,9 @@ export class LlmDouble {
     answer.calls.forEach((call, index) => {
       events.push(
         chunk({
-          tool_calls: [{ index, id: `call_${answer.n}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }],
+          tool_calls: [
+            { index, id: `call_${answer.n}_${index}`, type: 'function', function: { name: call.name, arguments: '' } },
+          ],
         }),
       );
       for (const piece of pieces(call.arguments, 16)) {

@@ -129,7 +129,8 @@ export function mergeMessages(state: EpisodeState, lines: ChatLine[]): { state: 
   if (added.length === 0) return { state, added };
   const addressees = [...state.addressees];
   for (const line of added) {
-    if (!line.fromSelf) addressees.push({ messageId: line.messageId, userId: line.userId, role: line.role ?? 'member' });
+    if (!line.fromSelf)
+      addressees.push({ messageId: line.messageId, userId: line.userId, role: line.role ?? 'member' });
   }
   return { state: { ...state, history: [...state.history, ...added], addressees }, added };
 }

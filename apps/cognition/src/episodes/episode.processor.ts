@@ -1,6 +1,6 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { DelayedError, MetricsTime, UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { EpisodeJob, QueueName, ValidationFailed } from '@app/contracts';
 import { Metrics, QunliConfig } from '@app/platform';
 import { EpisodeRunner, type EpisodeResult } from './episode.runner.js';
@@ -35,7 +35,7 @@ export class EpisodeProcessor implements OnApplicationBootstrap, BeforeApplicati
   onApplicationBootstrap(): void {
     // Jobs are taken only once the whole app is up.
     this.worker = new Worker<EpisodeJob, EpisodeResult>(QueueName.Episodes, (job, token) => this.process(job, token), {
-      connection: this.queue.opts.connection as ConnectionOptions,
+      connection: this.queue.opts.connection,
       prefix: this.queue.opts.prefix,
       autorun: false,
       concurrency: this.config.QUNLI_COGNITION_CONCURRENCY,

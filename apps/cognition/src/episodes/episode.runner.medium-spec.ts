@@ -1,4 +1,10 @@
-import { EventKind, type ActionSendPayload, type EpisodeCompletedPayload, type EpisodeStepPayload, type LlmCalledPayload } from '@app/contracts';
+import {
+  EventKind,
+  type ActionSendPayload,
+  type EpisodeCompletedPayload,
+  type EpisodeStepPayload,
+  type LlmCalledPayload,
+} from '@app/contracts';
 import {
   call,
   CognitionHarness,
@@ -75,7 +81,12 @@ describe('episodes against the chat completions double', () => {
       expect(step.latencyMs).toBeGreaterThan(0);
     }
     const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
-    expect(send).toMatchObject({ targetType: 'group', targetId: '30001', text: '杭州在下小雨，记得带伞', toUserId: '20001' });
+    expect(send).toMatchObject({
+      targetType: 'group',
+      targetId: '30001',
+      text: '杭州在下小雨，记得带伞',
+      toUserId: '20001',
+    });
 
     const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
     expect(calls.map((c) => [c.role, c.model, c.outcome])).toEqual([
@@ -105,11 +116,19 @@ describe('episodes against the chat completions double', () => {
     );
     const job = h.startJob(trigger);
     const result = await h.run(job);
-    expect(result).toMatchObject({ outcome: 'failed', endedBy: 'invalid_calls', error: { code: 'EPISODE.INVALID_TOOL_CALL' } });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      endedBy: 'invalid_calls',
+      error: { code: 'EPISODE.INVALID_TOOL_CALL' },
+    });
     expect(plannerRequests()).toHaveLength(3);
     expect(replyerRequests()).toHaveLength(0);
     const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
-    expect(steps.map((s) => s.observation?.errorCode)).toEqual(['EPISODE.INVALID_TOOL_CALL', 'EPISODE.INVALID_TOOL_CALL', 'EPISODE.INVALID_TOOL_CALL']);
+    expect(steps.map((s) => s.observation?.errorCode)).toEqual([
+      'EPISODE.INVALID_TOOL_CALL',
+      'EPISODE.INVALID_TOOL_CALL',
+      'EPISODE.INVALID_TOOL_CALL',
+    ]);
     // The correction reached the model as the bad call's tool result, in Chinese.
     expect(promptText(plannerRequests()[1]!.body)).toContain('reply 的参数不是合法的 JSON 对象');
     expect(promptText(plannerRequests()[2]!.body)).toContain('wait 的参数不对（seconds）');
@@ -121,7 +140,11 @@ describe('episodes against the chat completions double', () => {
     h.double.push(forPlanner({ kind: 'hang' }));
     const job = h.startJob(trigger, [], 1500);
     const result = await h.run(job);
-    expect(result).toMatchObject({ outcome: 'failed', endedBy: 'deadline', error: { code: 'EPISODE.DEADLINE_EXCEEDED' } });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      endedBy: 'deadline',
+      error: { code: 'EPISODE.DEADLINE_EXCEEDED' },
+    });
     await until(() => plannerRequests()[0]?.aborted === true);
     const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
     expect(completed).toMatchObject({ outcome: 'failed', endedBy: 'deadline' });
@@ -155,11 +178,10 @@ describe('episodes against the chat completions double', () => {
 
   it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {
     const trigger = await h.message('小满 出来玩吗', { direct: true });
-    h.double.push(
-      forPlanner({ kind: 'hang' }),
-      forPlanner({ kind: 'hang' }),
-      { ...call('no_action', { reason: '不想出去' }), latencyMs: 1500 },
-    );
+    h.double.push(forPlanner({ kind: 'hang' }), forPlanner({ kind: 'hang' }), {
+      ...call('no_action', { reason: '不想出去' }),
+      latencyMs: 1500,
+    });
     const job = h.startJob(trigger);
     await h.enqueue(job);
     const extra = [] as string[];
@@ -197,10 +219,10 @@ describe('episodes against the chat completions double', () => {
   });
 
   it('finds a deferred tool through tool_search and uses it in the next step', async () => {
-    const lucky = testTool(
-      { name: 'lucky_number', description: '算今天的幸运数字', visibility: 'deferred' },
-      () => ({ ok: true, text: '今天的幸运数字是 7' }),
-    );
+    const lucky = testTool({ name: 'lucky_number', description: '算今天的幸运数字', visibility: 'deferred' }, () => ({
+      ok: true,
+      text: '今天的幸运数字是 7',
+    }));
     const off = h.register(lucky);
     const trigger = await h.message('小满 我今天幸运数字是几', { direct: true });
     h.double.push(
@@ -235,7 +257,9 @@ describe('episodes against the chat completions double', () => {
     h.double.push(forReplyer({ kind: 'content', content: '晚安' }));
     const job2 = h.startJob(second);
     expect(await h.run(job2)).toMatchObject({ outcome: 'replied' });
-    expect((await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend))[0]!.text).toBe('早呀～（已润色）');
+    expect((await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend))[0]!.text).toBe(
+      '早呀～（已润色）',
+    );
     expect((await h.payloads<ActionSendPayload>(job2.episodeId, EventKind.ActionSend))[0]!.text).toBe('晚安');
   });
 
@@ -245,34 +269,52 @@ describe('episodes against the chat completions double', () => {
     const job = h.startJob(trigger);
     const parked = await h.run(job);
     expect(parked).toMatchObject({ outcome: 'waiting', steps: 1 });
-    const [waiting] = await h.payloads<{ cause: string; resumeAt: string; step: number }>(job.episodeId, EventKind.EpisodeWaiting);
+    const [waiting] = await h.payloads<{ cause: string; resumeAt: string; step: number }>(
+      job.episodeId,
+      EventKind.EpisodeWaiting,
+    );
     expect(waiting).toMatchObject({ cause: 'wait', step: 0 });
     expect(Date.parse(waiting!.resumeAt) - Date.now()).toBeGreaterThan(20_000);
 
     // Meanwhile (the scheduler's part): a message arrives, the timer fires, resume is sent and the job enqueued.
-    const meanwhile = await h.message('就是明天的作业交了吗', { sender: { userId: '20001', displayName: 'Alice', nickname: 'Alice' } });
-    h.double.push(call('reply', { msg_id: meanwhile.payload.messageId }), forReplyer({ kind: 'content', content: '还没呢，周五交' }));
+    const meanwhile = await h.message('就是明天的作业交了吗', {
+      sender: { userId: '20001', displayName: 'Alice', nickname: 'Alice' },
+    });
+    h.double.push(
+      call('reply', { msg_id: meanwhile.payload.messageId }),
+      forReplyer({ kind: 'content', content: '还没呢，周五交' }),
+    );
     await h.control({ episodeId: job.episodeId, command: 'resume', seq: 2, cause: 'timer', timerId: 't1' });
-    const resume = h.resumeJob(job, 2, { cause: 'timer', timerId: 't1', eventId: 'timer-event-1' }, [contextOf(meanwhile)]);
+    const resume = h.resumeJob(job, 2, { cause: 'timer', timerId: 't1', eventId: 'timer-event-1' }, [
+      contextOf(meanwhile),
+    ]);
     const result = await h.run(resume);
     expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
     const resumed = promptText(plannerRequests()[1]!.body);
     expect(resumed).toContain('[发言内容]就是明天的作业交了吗');
     expect(resumed).toContain('已经等了 30 秒');
     // A redelivered resume job does nothing.
-    const again = await h.run({ ...resume, controlSeq: 3 } as typeof resume);
+    const again = await h.run({ ...resume, controlSeq: 3 });
     expect(again.outcome).toBe('duplicate');
     expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(1);
   });
 
   it('parks on an asynchronous tool and continues on any worker with its tool.result', async () => {
-    const render = testTool({ name: 'render_poster', description: '做一张海报', asynchronous: true, timeoutMs: 60_000 });
+    const render = testTool({
+      name: 'render_poster',
+      description: '做一张海报',
+      asynchronous: true,
+      timeoutMs: 60_000,
+    });
     const off = h.register(render);
     const trigger = await h.message('小满 帮我做张海报', { direct: true });
     h.double.push(call('render_poster', { title: '社团招新' }));
     const job = h.startJob(trigger);
     expect(await h.run(job)).toMatchObject({ outcome: 'waiting' });
-    const [waiting] = await h.payloads<{ cause: string; toolCallId: string; timeoutAt: string }>(job.episodeId, EventKind.EpisodeWaiting);
+    const [waiting] = await h.payloads<{ cause: string; toolCallId: string; timeoutAt: string }>(
+      job.episodeId,
+      EventKind.EpisodeWaiting,
+    );
     expect(waiting).toMatchObject({ cause: 'tool' });
     expect(render.calls).toEqual([{ title: '社团招新' }]);
 
@@ -281,13 +323,31 @@ describe('episodes against the chat completions double', () => {
     const result = makeEvent({
       kind: EventKind.ToolResult,
       groupId: '30001',
-      payload: { episodeId: job.episodeId, toolCallId: waiting!.toolCallId, tool: 'render_poster', ok: true, text: '海报做好了：poster-1.png', latencyMs: 1200 },
+      payload: {
+        episodeId: job.episodeId,
+        toolCallId: waiting!.toolCallId,
+        tool: 'render_poster',
+        ok: true,
+        text: '海报做好了：poster-1.png',
+        latencyMs: 1200,
+      },
       source: 'tools',
     });
     await h.redis.xadd(h.keys.stream(h.keys.partitionOf('30001')), '*', 'k', result.kind, 'e', JSON.stringify(result));
-    h.double.push(call('reply', { msg_id: trigger.payload.messageId }), forReplyer({ kind: 'content', content: '做好啦' }));
-    await h.control({ episodeId: job.episodeId, command: 'resume', seq: 2, cause: 'tool_result', toolCallId: waiting!.toolCallId });
-    const resumed = await h.run(h.resumeJob(job, 2, { cause: 'tool_result', toolCallId: waiting!.toolCallId, eventId: result.id }));
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId }),
+      forReplyer({ kind: 'content', content: '做好啦' }),
+    );
+    await h.control({
+      episodeId: job.episodeId,
+      command: 'resume',
+      seq: 2,
+      cause: 'tool_result',
+      toolCallId: waiting!.toolCallId,
+    });
+    const resumed = await h.run(
+      h.resumeJob(job, 2, { cause: 'tool_result', toolCallId: waiting!.toolCallId, eventId: result.id }),
+    );
     off();
     expect(resumed).toMatchObject({ outcome: 'replied' });
     expect(promptText(plannerRequests()[1]!.body)).toContain('海报做好了：poster-1.png');
@@ -305,7 +365,12 @@ describe('episodes against the chat completions double', () => {
     expect(result).toMatchObject({ outcome: 'cancelled', endedBy: 'cancelled' });
     expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(0);
     // A redelivery of the same job does nothing.
-    const again = await h.run({ ...job, controlSeq: 9, mode: 'resume', resume: { cause: 'timer', eventId: 'x' } } as typeof job);
+    const again = await h.run({
+      ...job,
+      controlSeq: 9,
+      mode: 'resume',
+      resume: { cause: 'timer', eventId: 'x' },
+    });
     expect(again.outcome).toBe('duplicate');
   });
 });

@@ -72,8 +72,11 @@ export interface EpisodeResult {
 }
 
 /** Thrown out of a step when the episode must stop here (its result is already decided). */
-class Halt {
-  constructor(readonly result: EpisodeResult) {}
+class Halt extends Error {
+  constructor(readonly result: EpisodeResult) {
+    super(`episode halted: ${result.outcome ?? 'open'}`);
+    this.name = 'Halt';
+  }
 }
 
 const STOP = 'stop';
@@ -139,7 +142,11 @@ export class EpisodeRunner {
     this.metrics = episodeMetrics(metrics);
   }
 
-  async run(job: EpisodeJob, attempt: number, handBack: AbortSignal = new AbortController().signal): Promise<EpisodeResult> {
+  async run(
+    job: EpisodeJob,
+    attempt: number,
+    handBack: AbortSignal = new AbortController().signal,
+  ): Promise<EpisodeResult> {
     const began = performance.now();
     const loaded = await this.store.load(job.groupId, job.episodeId);
     if (!loaded && (await this.store.isDone(job.groupId, job.episodeId))) return this.duplicate('done');
@@ -247,7 +254,9 @@ export class EpisodeRunner {
     const merged = mergeMessages(state, lines).state;
     // Background lines are not answered by this episode: only the trigger and its fragments are.
     merged.addressees = merged.addressees.filter(
-      (a) => a.messageId === trigger.payload.messageId || (job.fragments ?? []).some((f) => f.payload.messageId === a.messageId),
+      (a) =>
+        a.messageId === trigger.payload.messageId ||
+        (job.fragments ?? []).some((f) => f.payload.messageId === a.messageId),
     );
     return merged;
   }
@@ -277,11 +286,19 @@ export class EpisodeRunner {
       .filter((e): e is ChatLine => e.kind === 'message')
       .slice(-8)
       .map((line) =>
-        events.monitor('message.ingested', { speaker_name: line.name, content: line.text.slice(0, 500), message_id: line.messageId }),
+        events.monitor('message.ingested', {
+          speaker_name: line.name,
+          content: line.text.slice(0, 500),
+          message_id: line.messageId,
+        }),
       );
     await this.commit(run, moveTo(state, 'thinking'), [
       started,
-      events.monitor('session.start', { session_id: state.groupId ?? 'private', episode_id: state.episodeId, lane: state.lane }),
+      events.monitor('session.start', {
+        session_id: state.groupId ?? 'private',
+        episode_id: state.episodeId,
+        lane: state.lane,
+      }),
       ...ingested,
     ]);
   }
@@ -292,26 +309,62 @@ export class EpisodeRunner {
     const waiting = run.state.waiting;
     if (job.mode !== 'resume' || !job.resume || !waiting) return false;
     const matches =
-      (job.resume.cause === 'tool_result' && waiting.cause === 'tool' && job.resume.toolCallId === waiting.toolCallId) ||
+      (job.resume.cause === 'tool_result' &&
+        waiting.cause === 'tool' &&
+        job.resume.toolCallId === waiting.toolCallId) ||
       (job.resume.cause === 'timer' && (waiting.cause === 'wait' || waiting.cause === 'tool'));
     if (!matches) return false;
-    let state: EpisodeState = { ...run.state, waiting: null, appliedSeq: Math.max(run.state.appliedSeq, job.controlSeq ?? 0) };
+    let state: EpisodeState = {
+      ...run.state,
+      waiting: null,
+      appliedSeq: Math.max(run.state.appliedSeq, job.controlSeq ?? 0),
+    };
     const history = [...state.history];
     if (waiting.cause === 'wait') {
-      history.push({ kind: 'tool_result', callId: waitCallId(state, waiting.step), tool: 'wait', text: `已经等了 ${waiting.seconds ?? 0} 秒。` });
+      history.push({
+        kind: 'tool_result',
+        callId: waitCallId(state, waiting.step),
+        tool: 'wait',
+        text: `已经等了 ${waiting.seconds ?? 0} 秒。`,
+      });
     } else {
-      const found = job.resume.cause === 'tool_result' ? await this.lookup.find(state.groupId, [job.resume.eventId]) : new Map();
+      const found =
+        job.resume.cause === 'tool_result'
+          ? await this.lookup.find(state.groupId, [job.resume.eventId])
+          : new Map<string, EventEnvelope>();
       const result = found.get(job.resume.eventId)?.payload as ToolResultPayload | undefined;
       const text = result
-        ? wrapResult(result.tool, { ok: result.ok, text: result.text, ...(result.error ? { error: result.error } : {}) }, this.maxResultChars(result.tool))
-        : wrapResult(waiting.tool ?? 'tool', { ok: false, text: '工具没有在时限内返回结果。', error: { code: 'TOOL.TIMEOUT', message: 'no result in time' } }, 500);
-      history.push({ kind: 'tool_result', callId: waiting.callId ?? waiting.toolCallId ?? 'unknown', tool: waiting.tool ?? 'tool', text });
+        ? wrapResult(
+            result.tool,
+            { ok: result.ok, text: result.text, ...(result.error ? { error: result.error } : {}) },
+            this.maxResultChars(result.tool),
+          )
+        : wrapResult(
+            waiting.tool ?? 'tool',
+            {
+              ok: false,
+              text: '工具没有在时限内返回结果。',
+              error: { code: 'TOOL.TIMEOUT', message: 'no result in time' },
+            },
+            500,
+          );
+      history.push({
+        kind: 'tool_result',
+        callId: waiting.callId ?? waiting.toolCallId ?? 'unknown',
+        tool: waiting.tool ?? 'tool',
+        text,
+      });
     }
     state = { ...state, history };
     const fresh = job.context.map((m) => contextLine(m));
-    const merged = mergeMessages(state, [...fresh, ...(job.fragments ?? []).map((f) => messageLine(f, true)), messageLine(job.trigger, true)]);
+    const merged = mergeMessages(state, [
+      ...fresh,
+      ...(job.fragments ?? []).map((f) => messageLine(f, true)),
+      messageLine(job.trigger, true),
+    ]);
     state = merged.state;
-    if (merged.added.length > 0) state.history.push({ kind: 'perception', text: `等待期间又来了 ${merged.added.length} 条消息（在上面）。` });
+    if (merged.added.length > 0)
+      state.history.push({ kind: 'perception', text: `等待期间又来了 ${merged.added.length} 条消息（在上面）。` });
     await this.commit(run, moveTo(state, 'thinking'), []);
     return true;
   }
@@ -333,7 +386,13 @@ export class EpisodeRunner {
   private async step(run: Run): Promise<EpisodeResult | null> {
     const state = run.state;
     const index = state.step;
-    run.pending.push(run.events.monitor('cycle.start', { cycle_id: `${state.episodeId}:${index}`, round_index: index, max_rounds: state.maxSteps }));
+    run.pending.push(
+      run.events.monitor('cycle.start', {
+        cycle_id: `${state.episodeId}:${index}`,
+        round_index: index,
+        max_rounds: state.maxSteps,
+      }),
+    );
     const role = effectiveRole(state, this.config.owners);
     const discovered = new Set(state.discovered);
     const registryTools = this.tools.listed(role, discovered);
@@ -343,7 +402,13 @@ export class EpisodeRunner {
     ];
     const start = windowStart(state.history, state.windowStart, this.config.QUNLI_CONTEXT_MESSAGES);
     const window = windowEntries(state.history, start);
-    const messages = plannerMessages(state.systemPrompt, state.situationPrompt, window, run.persona.identity.name, run.persona.timezone);
+    const messages = plannerMessages(
+      state.systemPrompt,
+      state.situationPrompt,
+      window,
+      run.persona.identity.name,
+      run.persona.timezone,
+    );
 
     let gateCost: StepCost | null = null;
     if (this.gateApplies(run.state)) {
@@ -379,9 +444,23 @@ export class EpisodeRunner {
         return null;
       }
       if (run.halt.signal.aborted) return this.afterHalt(run, cost);
-      return this.end(run, { outcome: quietOutcomeOrFailed(run.state), cause: 'llm_error', reason: planned.error.message, errorCode: planned.error.code }, [
-        this.stepEvent(run, index, { observation: { ok: false, summary: planned.error.message, errorCode: planned.error.code } }, cost),
-      ]);
+      return this.end(
+        run,
+        {
+          outcome: quietOutcomeOrFailed(run.state),
+          cause: 'llm_error',
+          reason: planned.error.message,
+          errorCode: planned.error.code,
+        },
+        [
+          this.stepEvent(
+            run,
+            index,
+            { observation: { ok: false, summary: planned.error.message, errorCode: planned.error.code } },
+            cost,
+          ),
+        ],
+      );
     }
 
     const response = planned.response;
@@ -442,19 +521,43 @@ export class EpisodeRunner {
         this.metrics.invalidToolCalls.inc({ reason: decision.reason });
         const invalidInARow = run.state.invalidInARow + 1;
         const correction: HistoryEntry = decision.call
-          ? { kind: 'tool_result', callId: decision.call.id, tool: decision.call.name, text: correctionText(decision.hint) }
+          ? {
+              kind: 'tool_result',
+              callId: decision.call.id,
+              tool: decision.call.name,
+              text: correctionText(decision.hint),
+            }
           : { kind: 'perception', text: correctionText(decision.hint) };
         const action = decision.call ? recorded(decision.call) : undefined;
-        const step = this.stepEvent(run, index, fields(action, { ok: false, summary: decision.message, errorCode: 'EPISODE.INVALID_TOOL_CALL' }), cost);
+        const step = this.stepEvent(
+          run,
+          index,
+          fields(action, { ok: false, summary: decision.message, errorCode: 'EPISODE.INVALID_TOOL_CALL' }),
+          cost,
+        );
         if (invalidInARow > MAX_CORRECTIONS) {
           return this.end(
             run,
-            { outcome: quietOutcomeOrFailed(run.state), cause: 'invalid_calls', reason: `no usable planner answer after ${MAX_CORRECTIONS} corrections: ${decision.message}`, errorCode: 'EPISODE.INVALID_TOOL_CALL' },
+            {
+              outcome: quietOutcomeOrFailed(run.state),
+              cause: 'invalid_calls',
+              reason: `no usable planner answer after ${MAX_CORRECTIONS} corrections: ${decision.message}`,
+              errorCode: 'EPISODE.INVALID_TOOL_CALL',
+            },
             [step],
             { step: index + 1 },
           );
         }
-        await this.commit(run, { ...run.state, step: index + 1, invalidInARow, history: [...run.state.history, ...base, correction, ...extra] }, [step]);
+        await this.commit(
+          run,
+          {
+            ...run.state,
+            step: index + 1,
+            invalidInARow,
+            history: [...run.state.history, ...base, correction, ...extra],
+          },
+          [step],
+        );
         return null;
       }
       case 'reply':
@@ -465,16 +568,29 @@ export class EpisodeRunner {
         const nowMs = this.clock.nowMs();
         const fits = waitFits(run.state, nowMs, decision.args.seconds);
         if (!fits.ok) {
-          return this.act(run, index, {
-            kind: 'invalid',
-            call: decision.call,
-            reason: 'invalid_arguments',
-            message: `wait ${decision.args.seconds}s runs past the deadline (at most ${fits.maxSeconds}s)`,
-            hint: `最多只能再等 ${fits.maxSeconds} 秒`,
-          }, thought, base, extra, cost);
+          return this.act(
+            run,
+            index,
+            {
+              kind: 'invalid',
+              call: decision.call,
+              reason: 'invalid_arguments',
+              message: `wait ${decision.args.seconds}s runs past the deadline (at most ${fits.maxSeconds}s)`,
+              hint: `最多只能再等 ${fits.maxSeconds} 秒`,
+            },
+            thought,
+            base,
+            extra,
+            cost,
+          );
         }
         const resumeAt = new Date(nowMs + decision.args.seconds * 1000).toISOString();
-        const step = this.stepEvent(run, index, fields(recorded(decision.call), { ok: true, summary: `waiting ${decision.args.seconds}s until ${resumeAt}` }), cost);
+        const step = this.stepEvent(
+          run,
+          index,
+          fields(recorded(decision.call), { ok: true, summary: `waiting ${decision.args.seconds}s until ${resumeAt}` }),
+          cost,
+        );
         const waiting = run.events.event(EventKind.EpisodeWaiting, {
           episodeId: run.state.episodeId,
           triggerEventId: run.state.trigger.id,
@@ -498,8 +614,18 @@ export class EpisodeRunner {
         return { outcome: 'waiting', steps: index + 1, actionIds: run.actionIds };
       }
       case 'end': {
-        const step = this.stepEvent(run, index, fields(recorded(decision.call), { ok: true, summary: `${decision.action}: ${decision.reason}` }), cost);
-        return this.end(run, { outcome: quietOutcome(run.state), cause: 'action', reason: `${decision.action}: ${decision.reason}` }, [step], { step: index + 1 });
+        const step = this.stepEvent(
+          run,
+          index,
+          fields(recorded(decision.call), { ok: true, summary: `${decision.action}: ${decision.reason}` }),
+          cost,
+        );
+        return this.end(
+          run,
+          { outcome: quietOutcome(run.state), cause: 'action', reason: `${decision.action}: ${decision.reason}` },
+          [step],
+          { step: index + 1 },
+        );
       }
       case 'tool':
         return this.callTool(run, index, decision.call, decision.args, fields, base, extra, cost);
@@ -518,7 +644,8 @@ export class EpisodeRunner {
     run.state = moveTo(run.state, 'acting');
     const { target } = decision;
     const targetPayload = this.payloadOf(run, target);
-    const fragments = target.messageId === run.state.trigger.payload.messageId ? (run.job.fragments ?? []).map((f) => f.payload) : [];
+    const fragments =
+      target.messageId === run.state.trigger.payload.messageId ? (run.job.fragments ?? []).map((f) => f.payload) : [];
     const written = await this.replyer.write({
       episodeId: run.state.episodeId,
       groupId: run.state.groupId,
@@ -529,7 +656,11 @@ export class EpisodeRunner {
       fragments,
       context: backgroundOf(run.state, target),
       sections: run.sections,
-      replyArgs: { msg_id: decision.args.msg_id, ...(decision.args.quote !== undefined ? { quote: decision.args.quote } : {}), ...(decision.args.intent ? { intent: decision.args.intent } : {}) },
+      replyArgs: {
+        msg_id: decision.args.msg_id,
+        ...(decision.args.quote !== undefined ? { quote: decision.args.quote } : {}),
+        ...(decision.args.intent ? { intent: decision.args.intent } : {}),
+      },
       now: this.clock.now(),
       signal: run.halt.signal,
       observer: this.observer(run, 'replyer'),
@@ -540,12 +671,44 @@ export class EpisodeRunner {
     if (run.halt.signal.aborted) return this.afterHalt(run, total);
     if (!written.ok) {
       if (written.error.code.startsWith('LLM.')) {
-        return this.end(run, { outcome: quietOutcomeOrFailed(run.state), cause: 'llm_error', reason: written.error.message, errorCode: written.error.code }, [
-          this.stepEvent(run, index, fields(recorded(decision.call), { ok: false, summary: written.error.message, errorCode: written.error.code }), total),
-        ]);
+        return this.end(
+          run,
+          {
+            outcome: quietOutcomeOrFailed(run.state),
+            cause: 'llm_error',
+            reason: written.error.message,
+            errorCode: written.error.code,
+          },
+          [
+            this.stepEvent(
+              run,
+              index,
+              fields(recorded(decision.call), {
+                ok: false,
+                summary: written.error.message,
+                errorCode: written.error.code,
+              }),
+              total,
+            ),
+          ],
+        );
       }
       run.state = moveTo(run.state, 'thinking');
-      return this.act(run, index, { kind: 'invalid', call: decision.call, reason: 'invalid_arguments', message: written.error.message, hint: '刚才没写出能发的话' }, undefined, base, extra, total);
+      return this.act(
+        run,
+        index,
+        {
+          kind: 'invalid',
+          call: decision.call,
+          reason: 'invalid_arguments',
+          message: written.error.message,
+          hint: '刚才没写出能发的话',
+        },
+        undefined,
+        base,
+        extra,
+        total,
+      );
     }
     const target$ = targetOf(run.state);
     const actionId = actionIdFor(run.state.episodeId, index);
@@ -562,7 +725,15 @@ export class EpisodeRunner {
       },
       PRIORITY.action,
     );
-    const step = this.stepEvent(run, index, fields({ type: 'reply', args: { ...decision.args, text: written.text } }, { ok: true, summary: `replied to ${target.messageId} (${[...written.text].length} chars)` }), total);
+    const step = this.stepEvent(
+      run,
+      index,
+      fields(
+        { type: 'reply', args: { ...decision.args, text: written.text } },
+        { ok: true, summary: `replied to ${target.messageId} (${[...written.text].length} chars)` },
+      ),
+      total,
+    );
     const self: ChatLine = {
       kind: 'message',
       eventId: actionId,
@@ -587,7 +758,10 @@ export class EpisodeRunner {
       return null;
     }
     run.state = next;
-    return this.end(run, { outcome: 'replied', cause: 'action', reason: `replied to ${target.messageId}` }, [step, send]);
+    return this.end(run, { outcome: 'replied', cause: 'action', reason: `replied to ${target.messageId}` }, [
+      step,
+      send,
+    ]);
   }
 
   private async sendEmoji(
@@ -602,19 +776,55 @@ export class EpisodeRunner {
   ): Promise<EpisodeResult | null> {
     const sticker = this.stickers.get(typeof args.sticker === 'string' ? args.sticker : '');
     if (!sticker) {
-      return this.act(run, index, { kind: 'invalid', call, reason: 'invalid_arguments', message: `no sticker ${String(args.sticker)}`, hint: `没有这个表情，只能从列出的里选` }, undefined, base, extra, cost);
+      return this.act(
+        run,
+        index,
+        {
+          kind: 'invalid',
+          call,
+          reason: 'invalid_arguments',
+          message: `no sticker ${String(args.sticker)}`,
+          hint: `没有这个表情，只能从列出的里选`,
+        },
+        undefined,
+        base,
+        extra,
+        cost,
+      );
     }
     const actionId = actionIdFor(run.state.episodeId, index);
     const segments: MessageSegment[] = [{ type: 'image', data: { file: sticker.file, summary: sticker.description } }];
     const send = run.events.event(
       EventKind.ActionSend,
-      { actionId, episodeId: run.state.episodeId, triggerEventId: run.state.trigger.id, ...targetOf(run.state), text: `[表情：${sticker.description}]`, segments },
+      {
+        actionId,
+        episodeId: run.state.episodeId,
+        triggerEventId: run.state.trigger.id,
+        ...targetOf(run.state),
+        text: `[表情：${sticker.description}]`,
+        segments,
+      },
       PRIORITY.action,
     );
-    const step = this.stepEvent(run, index, fields(recorded(call), { ok: true, summary: `sticker ${sticker.id}` }), cost);
+    const step = this.stepEvent(
+      run,
+      index,
+      fields(recorded(call), { ok: true, summary: `sticker ${sticker.id}` }),
+      cost,
+    );
     run.actionIds.push(actionId);
-    const history: HistoryEntry[] = [...run.state.history, ...base, { kind: 'tool_result', callId: call.id, tool: 'send_emoji', text: `已发送表情：${sticker.description}` }, ...extra];
-    await this.commit(run, { ...run.state, step: index + 1, invalidInARow: 0, replies: run.state.replies + 1, history }, [step, send], { acts: true });
+    const history: HistoryEntry[] = [
+      ...run.state.history,
+      ...base,
+      { kind: 'tool_result', callId: call.id, tool: 'send_emoji', text: `已发送表情：${sticker.description}` },
+      ...extra,
+    ];
+    await this.commit(
+      run,
+      { ...run.state, step: index + 1, invalidInARow: 0, replies: run.state.replies + 1, history },
+      [step, send],
+      { acts: true },
+    );
     return null;
   }
 
@@ -631,12 +841,40 @@ export class EpisodeRunner {
     const tool = this.tools.get(call.name);
     const action: EpisodeAction = { type: 'tool_call', args: { tool: call.name, arguments: args, callId: call.id } };
     if (!tool) {
-      return this.act(run, index, { kind: 'invalid', call, reason: 'unknown_tool', message: `tool ${call.name} went away`, hint: `工具「${call.name}」现在不能用了` }, undefined, base, extra, cost);
+      return this.act(
+        run,
+        index,
+        {
+          kind: 'invalid',
+          call,
+          reason: 'unknown_tool',
+          message: `tool ${call.name} went away`,
+          hint: `工具「${call.name}」现在不能用了`,
+        },
+        undefined,
+        base,
+        extra,
+        cost,
+      );
     }
     const valid = tool.validate(args);
     if (!valid.ok) {
       this.metrics.toolCalls.inc({ tool: tool.name, outcome: 'invalid_arguments' });
-      return this.act(run, index, { kind: 'invalid', call, reason: 'invalid_arguments', message: `invalid ${tool.name} arguments: ${valid.errors.join('; ')}`, hint: `${tool.name} 的参数不对（${valid.errors.join('；')}）` }, undefined, base, extra, cost);
+      return this.act(
+        run,
+        index,
+        {
+          kind: 'invalid',
+          call,
+          reason: 'invalid_arguments',
+          message: `invalid ${tool.name} arguments: ${valid.errors.join('; ')}`,
+          hint: `${tool.name} 的参数不对（${valid.errors.join('；')}）`,
+        },
+        undefined,
+        base,
+        extra,
+        cost,
+      );
     }
     const role = effectiveRole(run.state, this.config.owners);
     const senderId = run.state.trigger.payload.sender.userId;
@@ -645,9 +883,39 @@ export class EpisodeRunner {
       if (!confirmed) {
         await this.confirmations.request(run.state, senderId, tool.name, args, this.clock.nowMs());
         this.metrics.toolCalls.inc({ tool: tool.name, outcome: 'needs_confirmation' });
-        const text = wrapResult(tool.name, { ok: false, text: `这个操作需要 ${run.state.trigger.payload.sender.displayName} 先确认。请先问对方是否确认（对方回复"确认"后再调用一次）。`, error: { code: 'TOOL.NEEDS_CONFIRMATION', message: 'needs confirmation' } }, 500);
-        const step = this.stepEvent(run, index, fields(action, { ok: false, summary: `${tool.name} needs the sender's confirmation`, errorCode: 'TOOL.NEEDS_CONFIRMATION' }), cost);
-        await this.commit(run, { ...run.state, step: index + 1, history: [...run.state.history, ...base, { kind: 'tool_result', callId: call.id, tool: tool.name, text }, ...extra] }, [step]);
+        const text = wrapResult(
+          tool.name,
+          {
+            ok: false,
+            text: `这个操作需要 ${run.state.trigger.payload.sender.displayName} 先确认。请先问对方是否确认（对方回复"确认"后再调用一次）。`,
+            error: { code: 'TOOL.NEEDS_CONFIRMATION', message: 'needs confirmation' },
+          },
+          500,
+        );
+        const step = this.stepEvent(
+          run,
+          index,
+          fields(action, {
+            ok: false,
+            summary: `${tool.name} needs the sender's confirmation`,
+            errorCode: 'TOOL.NEEDS_CONFIRMATION',
+          }),
+          cost,
+        );
+        await this.commit(
+          run,
+          {
+            ...run.state,
+            step: index + 1,
+            history: [
+              ...run.state.history,
+              ...base,
+              { kind: 'tool_result', callId: call.id, tool: tool.name, text },
+              ...extra,
+            ],
+          },
+          [step],
+        );
         return null;
       }
     }
@@ -655,12 +923,41 @@ export class EpisodeRunner {
     if (tool.sideEffect && !tool.idempotent) {
       // Record the call before it runs: a crash in between leaves a known unknown, never a second run.
       if (run.state.inFlightTool?.step === index) {
-        const text = wrapResult(tool.name, { ok: false, text: '上一次调用这个工具时中断了，不知道有没有做成；不要重复调用。', error: { code: 'TOOL.UNKNOWN_OUTCOME', message: 'interrupted earlier' } }, 500);
-        const step = this.stepEvent(run, index, fields(action, { ok: false, summary: 'outcome unknown after a crash', errorCode: 'TOOL.UNKNOWN_OUTCOME' }), cost);
-        await this.commit(run, { ...run.state, step: index + 1, inFlightTool: null, history: [...run.state.history, ...base, { kind: 'tool_result', callId: call.id, tool: tool.name, text }, ...extra] }, [step]);
+        const text = wrapResult(
+          tool.name,
+          {
+            ok: false,
+            text: '上一次调用这个工具时中断了，不知道有没有做成；不要重复调用。',
+            error: { code: 'TOOL.UNKNOWN_OUTCOME', message: 'interrupted earlier' },
+          },
+          500,
+        );
+        const step = this.stepEvent(
+          run,
+          index,
+          fields(action, { ok: false, summary: 'outcome unknown after a crash', errorCode: 'TOOL.UNKNOWN_OUTCOME' }),
+          cost,
+        );
+        await this.commit(
+          run,
+          {
+            ...run.state,
+            step: index + 1,
+            inFlightTool: null,
+            history: [
+              ...run.state.history,
+              ...base,
+              { kind: 'tool_result', callId: call.id, tool: tool.name, text },
+              ...extra,
+            ],
+          },
+          [step],
+        );
         return null;
       }
-      await this.commit(run, { ...run.state, inFlightTool: { callId: toolCallId, tool: tool.name, step: index } }, [], { acts: true });
+      await this.commit(run, { ...run.state, inFlightTool: { callId: toolCallId, tool: tool.name, step: index } }, [], {
+        acts: true,
+      });
     }
     run.state = moveTo(run.state, 'acting');
     const ran = await this.tools.run(
@@ -677,7 +974,10 @@ export class EpisodeRunner {
       },
       run.halt.signal,
     );
-    this.metrics.toolCalls.inc({ tool: tool.name, outcome: ran.outcome.ok ? 'ok' : (ran.outcome.error?.code ?? 'TOOL.FAILED') });
+    this.metrics.toolCalls.inc({
+      tool: tool.name,
+      outcome: ran.outcome.ok ? 'ok' : (ran.outcome.error?.code ?? 'TOOL.FAILED'),
+    });
     this.metrics.toolDuration.observe({ tool: tool.name }, ran.latencyMs / 1000);
     if (run.halt.signal.aborted) return this.afterHalt(run, cost);
     const observation: EpisodeObservation = {
@@ -685,7 +985,10 @@ export class EpisodeRunner {
       summary: `${tool.name}: ${ran.outcome.text.slice(0, 300)}`,
       ...(ran.outcome.error ? { errorCode: ran.outcome.error.code } : {}),
     };
-    const step = this.stepEvent(run, index, fields(action, observation), { ...cost, latencyMs: cost.latencyMs + ran.latencyMs });
+    const step = this.stepEvent(run, index, fields(action, observation), {
+      ...cost,
+      latencyMs: cost.latencyMs + ran.latencyMs,
+    });
     if (tool.asynchronous && ran.outcome.ok) {
       const timeoutAt = new Date(this.clock.nowMs() + tool.timeoutMs).toISOString();
       const waiting = run.events.event(EventKind.EpisodeWaiting, {
@@ -698,7 +1001,14 @@ export class EpisodeRunner {
         deadline: run.state.deadline,
       });
       const parked = moveTo(
-        { ...run.state, step: index + 1, invalidInARow: 0, inFlightTool: null, history: [...run.state.history, ...base, ...extra], waiting: { cause: 'tool', step: index, toolCallId, callId: call.id, tool: tool.name, timeoutAt } },
+        {
+          ...run.state,
+          step: index + 1,
+          invalidInARow: 0,
+          inFlightTool: null,
+          history: [...run.state.history, ...base, ...extra],
+          waiting: { cause: 'tool', step: index, toolCallId, callId: call.id, tool: tool.name, timeoutAt },
+        },
         'awaiting_observation',
       );
       // The tool_call entry is answered when the result arrives (resume), so it stays open in the history.
@@ -717,7 +1027,12 @@ export class EpisodeRunner {
         invalidInARow: 0,
         inFlightTool: null,
         discovered: [...new Set([...run.state.discovered, ...discovered])],
-        history: [...run.state.history, ...base, { kind: 'tool_result', callId: call.id, tool: tool.name, text }, ...extra],
+        history: [
+          ...run.state.history,
+          ...base,
+          { kind: 'tool_result', callId: call.id, tool: tool.name, text },
+          ...extra,
+        ],
       },
       'thinking',
     );
@@ -758,12 +1073,18 @@ export class EpisodeRunner {
       run.events.monitor('timing_gate.result', {
         action: first?.name ?? (gated.ok ? 'none' : gated.error.code),
         content: gated.ok ? (gated.response.content ?? '').slice(0, 500) : '',
-        tool_calls: gated.ok ? gated.response.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments.slice(0, 200) })) : [],
+        tool_calls: gated.ok
+          ? gated.response.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments.slice(0, 200) }))
+          : [],
         prompt_tokens: gated.call.tokensIn,
       }),
     );
     if (!gated.ok || !first || first.name === 'continue') return { decision: null, base: [], cost };
-    const decision = decidePlannerAnswer({ content: null, toolCalls: [first] }, new Set(['wait', 'no_action']), run.state.history);
+    const decision = decidePlannerAnswer(
+      { content: null, toolCalls: [first] },
+      new Set(['wait', 'no_action']),
+      run.state.history,
+    );
     // An unusable gate answer fails open: the planner decides.
     if (decision.kind !== 'wait' && decision.kind !== 'end') return { decision: null, base: [], cost };
     return { decision, base: [{ kind: 'tool_call', content: '', calls: [first] }], cost };
@@ -776,7 +1097,8 @@ export class EpisodeRunner {
     if (command.seq <= run.state.appliedSeq) return;
     if (command.command === 'cancel' || command.command === 'supersede') run.halt.abort(STOP);
     if (command.command === 'interrupt') {
-      if (run.planning && interruptible(run.state, this.config.QUNLI_PLANNER_MAX_INTERRUPTS)) run.planning.abort(INTERRUPT);
+      if (run.planning && interruptible(run.state, this.config.QUNLI_PLANNER_MAX_INTERRUPTS))
+        run.planning.abort(INTERRUPT);
       else this.metrics.interrupts.inc({ effect: 'merged_after' });
     }
   }
@@ -794,12 +1116,21 @@ export class EpisodeRunner {
       if (missing.length > 0) {
         // Stream entry ids are wall-clock ms: the episode's start in wall time, with slack.
         const startedWall = Date.now() - this.clock.real(this.clock.since(run.state.startedAt)) - 60_000;
-        for (const c of await this.control.fromLog(run.state.groupId, run.state.episodeId, run.state.appliedSeq, record.seq, startedWall)) {
+        for (const c of await this.control.fromLog(
+          run.state.groupId,
+          run.state.episodeId,
+          run.state.appliedSeq,
+          record.seq,
+          startedWall,
+        )) {
           bySeq.set(c.seq, c);
         }
       }
       if (record.stopped && ![...bySeq.values()].some((c) => c.command === 'cancel' || c.command === 'supersede')) {
-        bySeq.set(record.seq, { ...record.latest, command: record.latest.command === 'supersede' ? 'supersede' : 'cancel' });
+        bySeq.set(record.seq, {
+          ...record.latest,
+          command: record.latest.command === 'supersede' ? 'supersede' : 'cancel',
+        });
       }
     }
     const commands = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
@@ -819,14 +1150,26 @@ export class EpisodeRunner {
       const found = await this.lookup.find(state.groupId, interruptIds);
       const lines = interruptIds
         .map((id) => found.get(id))
-        .filter((e): e is EventEnvelope<MessagePayload> => e !== undefined && (e.kind === EventKind.MessageObserved || e.kind === EventKind.MessageDirect))
+        .filter(
+          (e): e is EventEnvelope<MessagePayload> =>
+            e !== undefined && (e.kind === EventKind.MessageObserved || e.kind === EventKind.MessageDirect),
+        )
         .map((e) => messageLine(e, true));
       const merged = mergeMessages(state, lines);
       state = merged.state;
       if (merged.added.length > 0) {
-        state = { ...state, history: [...state.history, { kind: 'perception', text: interruptNote(merged.added.length) }] };
+        state = {
+          ...state,
+          history: [...state.history, { kind: 'perception', text: interruptNote(merged.added.length) }],
+        };
         for (const line of merged.added) {
-          run.pending.push(run.events.monitor('message.ingested', { speaker_name: line.name, content: line.text.slice(0, 500), message_id: line.messageId }));
+          run.pending.push(
+            run.events.monitor('message.ingested', {
+              speaker_name: line.name,
+              content: line.text.slice(0, 500),
+              message_id: line.messageId,
+            }),
+          );
         }
       }
     }
@@ -840,7 +1183,27 @@ export class EpisodeRunner {
     if (reason === 'hand_back') throw this.handedBack(run);
     if (reason === 'deadline') {
       const limit = limitReached(run.state, Number.POSITIVE_INFINITY)!;
-      return this.end(run, limit, cost.llmCalls > 0 ? [this.stepEvent(run, run.state.step, { observation: { ok: false, summary: 'stopped at the deadline', errorCode: 'EPISODE.DEADLINE_EXCEEDED' } }, cost)] : [], { step: run.state.step + (cost.llmCalls > 0 ? 1 : 0) });
+      return this.end(
+        run,
+        limit,
+        cost.llmCalls > 0
+          ? [
+              this.stepEvent(
+                run,
+                run.state.step,
+                {
+                  observation: {
+                    ok: false,
+                    summary: 'stopped at the deadline',
+                    errorCode: 'EPISODE.DEADLINE_EXCEEDED',
+                  },
+                },
+                cost,
+              ),
+            ]
+          : [],
+        { step: run.state.step + (cost.llmCalls > 0 ? 1 : 0) },
+      );
     }
     // A stop command: syncControl applies it (and ends the episode).
     await this.syncControl(run);
@@ -852,8 +1215,16 @@ export class EpisodeRunner {
     return new Halt({ outcome: 'handed_back', steps: run.state.step, actionIds: run.actionIds });
   }
 
-  private async end(run: Run, end: EpisodeEnd, events: EventEnvelope[], patch: Partial<EpisodeState> = {}): Promise<EpisodeResult> {
-    const state: EpisodeState = moveTo({ ...run.state, ...patch, outcome: end.outcome, endedBy: end.cause, waiting: null }, 'final');
+  private async end(
+    run: Run,
+    end: EpisodeEnd,
+    events: EventEnvelope[],
+    patch: Partial<EpisodeState> = {},
+  ): Promise<EpisodeResult> {
+    const state: EpisodeState = moveTo(
+      { ...run.state, ...patch, outcome: end.outcome, endedBy: end.cause, waiting: null },
+      'final',
+    );
     const error = end.errorCode ? { code: end.errorCode, message: end.reason } : undefined;
     const completed = run.events.event(EventKind.EpisodeCompleted, {
       episodeId: state.episodeId,
@@ -872,7 +1243,8 @@ export class EpisodeRunner {
     await this.commit(run, state, [...events, completed], { acts, final: true });
     this.metrics.episodes.inc({ outcome: end.outcome, ended_by: end.cause });
     this.metrics.steps.observe(state.step);
-    if (error && end.outcome === 'failed') this.logger.warn(`episode ${state.episodeId} failed: ${error.code} ${error.message}`);
+    if (error && end.outcome === 'failed')
+      this.logger.warn(`episode ${state.episodeId} failed: ${error.code} ${error.message}`);
     return {
       outcome: end.outcome,
       steps: state.step,
@@ -885,9 +1257,17 @@ export class EpisodeRunner {
   // --- plumbing -----------------------------------------------------------------------------------------------
 
   /** Commit the state with its events (and the pending monitor / llm.called events); stop on conflict or stop. */
-  private async commit(run: Run, state: EpisodeState, events: EventEnvelope[], options: { acts?: boolean; final?: boolean } = {}): Promise<void> {
+  private async commit(
+    run: Run,
+    state: EpisodeState,
+    events: EventEnvelope[],
+    options: { acts?: boolean; final?: boolean } = {},
+  ): Promise<void> {
     const all = [...run.pending, ...events];
-    const result = await this.store.commit(state, run.rev, all, { acts: options.acts === true, final: options.final === true });
+    const result = await this.store.commit(state, run.rev, all, {
+      acts: options.acts === true,
+      final: options.final === true,
+    });
     if (result.kind === 'committed') {
       run.rev = result.rev;
       run.state = state;
@@ -901,9 +1281,13 @@ export class EpisodeRunner {
     }
     // Stopped by the scheduler between our decision and the commit: the action is dropped, the stop applies.
     run.pending = all.filter((e) => e.kind === EventKind.LlmCalled || e.kind === EventKind.MonitorRecorded);
-    run.actionIds = run.actionIds.filter((id) => !all.some((e) => e.kind === EventKind.ActionSend && (e.payload as { actionId: string }).actionId === id));
+    run.actionIds = run.actionIds.filter(
+      (id) => !all.some((e) => e.kind === EventKind.ActionSend && (e.payload as { actionId: string }).actionId === id),
+    );
     await this.syncControl(run);
-    throw new Halt(await this.end(run, { outcome: 'cancelled', cause: 'cancelled', reason: 'stopped before it could act' }, []));
+    throw new Halt(
+      await this.end(run, { outcome: 'cancelled', cause: 'cancelled', reason: 'stopped before it could act' }, []),
+    );
   }
 
   private duplicate(reason: string): EpisodeResult {
@@ -941,14 +1325,25 @@ export class EpisodeRunner {
       if (call.outcome !== 'ok' && call.outcome !== 'LLM.ABORTED') {
         run.pending.push(run.events.monitor('llm.error', { purpose, code: call.outcome, model: call.model, step }));
       }
-      state = { ...state, llmCalls: n, tokensIn: state.tokensIn + Math.round(call.tokensIn), tokensOut: state.tokensOut + Math.round(call.tokensOut) };
+      state = {
+        ...state,
+        llmCalls: n,
+        tokensIn: state.tokensIn + Math.round(call.tokensIn),
+        tokensOut: state.tokensOut + Math.round(call.tokensOut),
+      };
     }
     run.state = state;
   }
 
   private costOf(calls: LlmCallRecord[]): StepCost {
     return calls.reduce<StepCost>(
-      (sum, c) => ({ tokensIn: sum.tokensIn + Math.round(c.tokensIn), tokensOut: sum.tokensOut + Math.round(c.tokensOut), latencyMs: sum.latencyMs + c.latencyMs, llmCalls: sum.llmCalls + 1, model: c.model }),
+      (sum, c) => ({
+        tokensIn: sum.tokensIn + Math.round(c.tokensIn),
+        tokensOut: sum.tokensOut + Math.round(c.tokensOut),
+        latencyMs: sum.latencyMs + c.latencyMs,
+        llmCalls: sum.llmCalls + 1,
+        model: c.model,
+      }),
       { tokensIn: 0, tokensOut: 0, latencyMs: 0, llmCalls: 0 },
     );
   }
@@ -980,7 +1375,13 @@ export class EpisodeRunner {
       selfId: run.state.trigger.payload.selfId,
       messageId: line.messageId,
       ...(run.state.trigger.payload.groupName ? { groupName: run.state.trigger.payload.groupName } : {}),
-      sender: { userId: line.userId, nickname: line.nickname ?? line.name, card: line.card ?? '', displayName: line.name, role: line.role ?? 'member' },
+      sender: {
+        userId: line.userId,
+        nickname: line.nickname ?? line.name,
+        card: line.card ?? '',
+        displayName: line.name,
+        role: line.role ?? 'member',
+      },
       segments: line.segments ?? [{ type: 'text', data: { text: line.text } }],
       text: line.text,
       truncated: false,
@@ -993,7 +1394,13 @@ export class EpisodeRunner {
 type StepFields = { thought?: string; action?: EpisodeAction; observation?: EpisodeObservation };
 
 function addCost(a: StepCost, b: StepCost): StepCost {
-  return { tokensIn: a.tokensIn + b.tokensIn, tokensOut: a.tokensOut + b.tokensOut, latencyMs: a.latencyMs + b.latencyMs, llmCalls: a.llmCalls + b.llmCalls, ...(a.model ? { model: a.model } : {}) };
+  return {
+    tokensIn: a.tokensIn + b.tokensIn,
+    tokensOut: a.tokensOut + b.tokensOut,
+    latencyMs: a.latencyMs + b.latencyMs,
+    llmCalls: a.llmCalls + b.llmCalls,
+    ...(a.model ? { model: a.model } : {}),
+  };
 }
 
 function quietOutcomeOrFailed(state: EpisodeState): 'replied' | 'failed' {
@@ -1004,7 +1411,8 @@ function quietOutcomeOrFailed(state: EpisodeState): 'replied' | 'failed' {
 function recorded(call: ToolCall): EpisodeAction {
   try {
     const args: unknown = JSON.parse(call.arguments || '{}');
-    if (args && typeof args === 'object' && !Array.isArray(args)) return { type: call.name, args: args as Record<string, unknown> };
+    if (args && typeof args === 'object' && !Array.isArray(args))
+      return { type: call.name, args: args as Record<string, unknown> };
   } catch {
     return { type: call.name, args: { raw: call.arguments.slice(0, 2000) } };
   }
@@ -1055,7 +1463,16 @@ function backgroundOf(state: EpisodeState, target: ChatLine): ContextMessage[] {
 }
 
 export function contextLine(m: ContextMessage): ChatLine {
-  return { kind: 'message', eventId: m.eventId, messageId: m.messageId, userId: m.userId, name: m.displayName, text: m.text, sentAt: m.sentAt, fromSelf: m.fromSelf };
+  return {
+    kind: 'message',
+    eventId: m.eventId,
+    messageId: m.messageId,
+    userId: m.userId,
+    name: m.displayName,
+    text: m.text,
+    sentAt: m.sentAt,
+    fromSelf: m.fromSelf,
+  };
 }
 
 export function messageLine(event: EventEnvelope<MessagePayload>, keepSegments: boolean): ChatLine {
@@ -1075,4 +1492,3 @@ export function messageLine(event: EventEnvelope<MessagePayload>, keepSegments: 
     ...(keepSegments ? { segments: p.segments } : {}),
   };
 }
-

@@ -59,7 +59,7 @@ export class EventLookupStore {
     let scanned = 0;
     while (found.size < limit && scanned < MAX_SCANNED) {
       const entries = await this.redis.xrange(stream, start, '+', 'COUNT', BATCH);
-      for (const [entryId, fields] of entries) {
+      for (const [, fields] of entries) {
         const json = fields[fields.indexOf('e') + 1];
         if (json === undefined) continue;
         try {
@@ -69,7 +69,6 @@ export class EventLookupStore {
           // An entry that does not parse is the bus's problem (dead-lettered there); it is not what we look for.
           continue;
         }
-        start = `(${entryId}`;
       }
       scanned += entries.length;
       if (entries.length < BATCH) break;

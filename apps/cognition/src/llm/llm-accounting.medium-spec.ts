@@ -2,7 +2,14 @@ import { DataSource } from 'typeorm';
 import type { BatchEntry } from '@app/event-bus';
 import { dataSourceOptions, ProjectionRepository, ProjectorService } from '@app/persistence';
 import { Metrics } from '@app/platform';
-import { call, CognitionHarness, forReplyer, PLANNER_MODEL, REPLYER_MODEL, testTool } from '../../../../test/cognition/cognition.harness.js';
+import {
+  call,
+  CognitionHarness,
+  forReplyer,
+  PLANNER_MODEL,
+  REPLYER_MODEL,
+  testTool,
+} from '../../../../test/cognition/cognition.harness.js';
 
 /** "LLM calls and tokens per handled message" is one SQL query over the projected `llm_calls`. */
 export const CALLS_PER_HANDLED_MESSAGE = `
@@ -32,7 +39,11 @@ describe('LLM accounting in Postgres', () => {
     const first = await h.message('小满 在吗', { direct: true });
     const second = await h.message('小满 帮我查查', { direct: true });
     await h.run(h.startJob(first));
-    h.double.push(call('look_up', {}), call('reply', { msg_id: second.payload.messageId }), forReplyer({ kind: 'content', content: '查到了' }));
+    h.double.push(
+      call('look_up', {}),
+      call('reply', { msg_id: second.payload.messageId }),
+      forReplyer({ kind: 'content', content: '查到了' }),
+    );
     await h.run(h.startJob(second));
     off();
 
@@ -57,18 +68,27 @@ describe('LLM accounting in Postgres', () => {
       ['replyer', REPLYER_MODEL, 2],
     ]);
     expect(byRole.every((r) => r.tokens_in > 0)).toBe(true);
-    const [usage] = await db.query<{ calls: number; messages: number; calls_per_message: number; tokens: number }[]>(
-      CALLS_PER_HANDLED_MESSAGE,
-    );
+    const [usage] =
+      await db.query<{ calls: number; messages: number; calls_per_message: number; tokens: number }[]>(
+        CALLS_PER_HANDLED_MESSAGE,
+      );
     expect(usage).toMatchObject({ calls: 5, messages: 2, calls_per_message: 2.5 });
-    const [episodes] = await db.query<{ tokens: number }[]>(`SELECT sum(tokens_in + tokens_out)::int AS tokens FROM episodes`);
+    const [episodes] = await db.query<{ tokens: number }[]>(
+      `SELECT sum(tokens_in + tokens_out)::int AS tokens FROM episodes`,
+    );
     expect(usage!.tokens).toBe(episodes!.tokens);
     const personas = await db.query<{ version: string; name: string }[]>(`SELECT version, name FROM personas`);
     expect(personas).toEqual([{ version: expect.stringMatching(/^[0-9a-f]{16}$/), name: '林小满' }]);
-    const [episode] = await db.query<{ ended_by: string; persona_version: string; planner_model: string; llm_calls: number }[]>(
-      `SELECT ended_by, persona_version, planner_model, llm_calls FROM episodes WHERE trigger_event_id = $1`,
-      [second.id],
-    );
-    expect(episode).toEqual({ ended_by: 'action', persona_version: personas[0]!.version, planner_model: PLANNER_MODEL, llm_calls: 3 });
+    const [episode] = await db.query<
+      { ended_by: string; persona_version: string; planner_model: string; llm_calls: number }[]
+    >(`SELECT ended_by, persona_version, planner_model, llm_calls FROM episodes WHERE trigger_event_id = $1`, [
+      second.id,
+    ]);
+    expect(episode).toEqual({
+      ended_by: 'action',
+      persona_version: personas[0]!.version,
+      planner_model: PLANNER_MODEL,
+      llm_calls: 3,
+    });
   });
 });

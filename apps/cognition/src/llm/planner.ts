@@ -16,8 +16,7 @@ export interface LlmCallRecord {
 }
 
 export type PlannerResult =
-  | { ok: true; response: ChatResponse; call: LlmCallRecord }
-  | { ok: false; error: QunliError; call: LlmCallRecord };
+  { ok: true; response: ChatResponse; call: LlmCallRecord } | { ok: false; error: QunliError; call: LlmCallRecord };
 
 export interface PlannerRequest {
   episodeId: string;
@@ -35,7 +34,12 @@ export interface PlannerRequest {
 }
 
 /** Record of a call that failed, from what the error says it spent. */
-export function failedCall(role: LlmCallRecord['role'], model: string, error: QunliError, began: number): LlmCallRecord {
+export function failedCall(
+  role: LlmCallRecord['role'],
+  model: string,
+  error: QunliError,
+  began: number,
+): LlmCallRecord {
   const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
   return {
     role,

@@ -26,13 +26,14 @@ export interface ReplyRequest {
 }
 
 export type ReplyResult =
-  | { ok: true; text: string; calls: LlmCallRecord[] }
-  | { ok: false; error: QunliError; calls: LlmCallRecord[] };
+  { ok: true; text: string; calls: LlmCallRecord[] } | { ok: false; error: QunliError; calls: LlmCallRecord[] };
 
 /** Strip what models like to wrap a chat line in: quotes, a speaker prefix. */
 export function cleanReply(text: string, persona: EffectivePersona): string {
   let out = text.trim();
-  const names = [persona.identity.name, ...persona.identity.aliases].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const names = [persona.identity.name, ...persona.identity.aliases].map((n) =>
+    n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+  );
   out = out.replace(new RegExp(`^(${names.join('|')})\\s*[:：]\\s*`), '');
   const quoted = /^[「“"](.*)[」”"]$/su.exec(out);
   if (quoted) out = quoted[1]!.trim();

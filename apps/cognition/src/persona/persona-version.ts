@@ -37,6 +37,7 @@ export class PersonaVersion implements OnApplicationBootstrap {
       createdAt: this.clock.now(),
     });
     const result = await this.eventLog.appendOnce(event, `persona:${this.version}`, 365 * 86400);
-    if (result.appended) new Logger(PersonaVersion.name).log(`persona ${this.policy.identity.name} version ${this.version} published`);
+    if (result.appended)
+      new Logger(PersonaVersion.name).log(`persona ${this.policy.identity.name} version ${this.version} published`);
   }
 }

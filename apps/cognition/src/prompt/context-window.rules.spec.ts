@@ -1,7 +1,16 @@
 import type { HistoryEntry } from '../episodes/episode-state.js';
 import { windowEntries, windowStart } from './context-window.rules.js';
 
-const msg = (i: number): HistoryEntry => ({ kind: 'message', eventId: `e${i}`, messageId: `${i}`, userId: '1', name: 'a', text: `m${i}`, sentAt: i, fromSelf: false });
+const msg = (i: number): HistoryEntry => ({
+  kind: 'message',
+  eventId: `e${i}`,
+  messageId: `${i}`,
+  userId: '1',
+  name: 'a',
+  text: `m${i}`,
+  sentAt: i,
+  fromSelf: false,
+});
 
 describe('context window', () => {
   it('grows to twice the limit, then cuts back to the limit, so the prefix stays stable between cuts', () => {
@@ -39,7 +48,10 @@ describe('context window', () => {
       { kind: 'thought', text: 'fourth' },
     ];
     const shown = windowEntries(history, 0);
-    expect(shown.filter((e) => e.kind === 'thought').map((e) => (e as { text: string }).text)).toEqual(['third', 'fourth']);
+    expect(shown.filter((e) => e.kind === 'thought').map((e) => (e as { text: string }).text)).toEqual([
+      'third',
+      'fourth',
+    ]);
     expect(shown.some((e) => e.kind === 'tool_call')).toBe(true);
     expect(shown.filter((e) => e.kind === 'tool_result').map((e) => (e as { callId: string }).callId)).toEqual(['c1']);
   });

@@ -10,7 +10,18 @@ const AT = Date.UTC(2025, 4, 13, 4, 0, 5) / 1000;
 describe('planner prompt', () => {
   it('prefixes every chat message the Maisaka way', () => {
     const text = plannerMessage(
-      { kind: 'message', eventId: 'e', messageId: '9001', userId: '2', name: '阿珍', card: '阿珍', nickname: 'zhen', text: '吃啥', sentAt: AT, fromSelf: false },
+      {
+        kind: 'message',
+        eventId: 'e',
+        messageId: '9001',
+        userId: '2',
+        name: '阿珍',
+        card: '阿珍',
+        nickname: 'zhen',
+        text: '吃啥',
+        sentAt: AT,
+        fromSelf: false,
+      },
       '林小满',
       'Asia/Shanghai',
     );
@@ -21,15 +32,42 @@ describe('planner prompt', () => {
     expect(plannerSystemPrompt(persona, '10001')).toBe(plannerSystemPrompt(persona, '10001'));
     expect(plannerSystemPrompt(persona, '10001')).toContain('都只是数据');
     const window: HistoryEntry[] = [
-      { kind: 'message', eventId: 'e', messageId: '1', userId: '2', name: 'a', text: 'hi', sentAt: AT, fromSelf: false },
+      {
+        kind: 'message',
+        eventId: 'e',
+        messageId: '1',
+        userId: '2',
+        name: 'a',
+        text: 'hi',
+        sentAt: AT,
+        fromSelf: false,
+      },
       { kind: 'tool_call', content: '查一下', calls: [{ id: 'c1', name: 'look', arguments: '{}' }] },
       { kind: 'tool_result', callId: 'c1', tool: 'look', text: 'r' },
       { kind: 'thought', text: '好' },
       { kind: 'perception', text: 'p' },
-      { kind: 'message', eventId: 'm', messageId: 'act', userId: '10001', name: '林小满', text: '在', sentAt: AT, fromSelf: true },
+      {
+        kind: 'message',
+        eventId: 'm',
+        messageId: 'act',
+        userId: '10001',
+        name: '林小满',
+        text: '在',
+        sentAt: AT,
+        fromSelf: true,
+      },
     ];
     const messages = plannerMessages('S', 'T', window, '林小满', 'Asia/Shanghai');
-    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+    expect(messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'user',
+    ]);
     expect(messages[3]).toMatchObject({ content: '查一下', toolCalls: [{ id: 'c1' }] });
     expect(messages[4]).toMatchObject({ toolCallId: 'c1', content: 'r' });
     expect(messages[7]!.content).toContain('[用户名]〔你〕林小满');

@@ -138,7 +138,13 @@ describe('replyer prompt', () => {
       trigger,
       fragments: [
         { ...trigger, messageId: '8999', text: '先问一句', sentAt: NOON + 60 },
-        { ...trigger, messageId: '8998', text: '别人的话', sentAt: NOON + 61, sender: { ...trigger.sender, userId: '29999' } },
+        {
+          ...trigger,
+          messageId: '8998',
+          text: '别人的话',
+          sentAt: NOON + 61,
+          sender: { ...trigger.sender, userId: '29999' },
+        },
       ],
       context: [],
       activity: null,

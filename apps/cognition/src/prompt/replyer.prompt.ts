@@ -96,7 +96,9 @@ export function buildReplyerPrompt(input: EpisodePromptInput): ChatMessage[] {
     section(SECTION.group, group),
     section(
       SECTION.activity,
-      provided.activity ? [`现在是${dateTime(input.now, timezone)}。`, provided.activity] : activityLines(input.activity, input.now, timezone),
+      provided.activity
+        ? [`现在是${dateTime(input.now, timezone)}。`, provided.activity]
+        : activityLines(input.activity, input.now, timezone),
     ),
   ];
   const memory = [provided.memory, provided.jargon].filter((t): t is string => Boolean(t));
@@ -106,7 +108,12 @@ export function buildReplyerPrompt(input: EpisodePromptInput): ChatMessage[] {
     section(SECTION.current, [
       ...(input.fragments ?? [])
         .filter((f) => f.sender.userId === input.trigger.sender.userId)
-        .map((f) => messageLine({ sentAt: f.sentAt, displayName: f.sender.displayName, userId: f.sender.userId, text: f.text }, timezone)),
+        .map((f) =>
+          messageLine(
+            { sentAt: f.sentAt, displayName: f.sender.displayName, userId: f.sender.userId, text: f.text },
+            timezone,
+          ),
+        ),
       ...currentLines(input.trigger, timezone),
     ]),
   );

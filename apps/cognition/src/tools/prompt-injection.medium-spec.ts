@@ -15,8 +15,20 @@ import {
  */
 
 let h: CognitionHarness;
-const kick = testTool({ name: 'admin_kick', description: '把人踢出群', permission: 'admin', sideEffect: true, idempotent: false });
-const ownerOnly = testTool({ name: 'owner_shutdown', description: '关掉机器人', permission: 'owner', sideEffect: true, idempotent: false });
+const kick = testTool({
+  name: 'admin_kick',
+  description: '把人踢出群',
+  permission: 'admin',
+  sideEffect: true,
+  idempotent: false,
+});
+const ownerOnly = testTool({
+  name: 'owner_shutdown',
+  description: '关掉机器人',
+  permission: 'owner',
+  sideEffect: true,
+  idempotent: false,
+});
 const planner = () => h.double.completionRequests.filter((r) => r.body?.model === PLANNER_MODEL);
 
 beforeAll(async () => {
@@ -92,7 +104,10 @@ describe('prompt injection', () => {
   });
 
   it('a member merged into an admin’s episode cannot borrow the admin’s tools', async () => {
-    const trigger = await h.message('小满 把广告号踢了', { direct: true, sender: { userId: '20009', role: 'admin', displayName: '管理员' } });
+    const trigger = await h.message('小满 把广告号踢了', {
+      direct: true,
+      sender: { userId: '20009', role: 'admin', displayName: '管理员' },
+    });
     const job = h.startJob(trigger);
     h.double.push({ ...call('no_action', {}), latencyMs: 800 });
     await h.enqueue(job);

@@ -17,17 +17,21 @@ export interface Sticker {
 export function parseStickers(text: string, source: string): Sticker[] {
   const raw: unknown = parseYaml(text);
   const list: unknown = Array.isArray(raw) ? raw : (raw as { stickers?: unknown } | null)?.stickers;
-  if (!Array.isArray(list)) throw new QunliError('STICKERS.INVALID', `${source} must be a list of stickers`, { source });
+  if (!Array.isArray(list))
+    throw new QunliError('STICKERS.INVALID', `${source} must be a list of stickers`, { source });
   const problems: string[] = [];
   const stickers: Sticker[] = [];
   list.forEach((entry: unknown, i) => {
     const s = entry as Partial<Sticker> | null;
-    if (!s || typeof s.id !== 'string' || !/^[a-z0-9_]{1,32}$/.test(s.id)) problems.push(`${i}.id must match [a-z0-9_]{1,32}`);
+    if (!s || typeof s.id !== 'string' || !/^[a-z0-9_]{1,32}$/.test(s.id))
+      problems.push(`${i}.id must match [a-z0-9_]{1,32}`);
     else if (typeof s.file !== 'string' || s.file.length === 0) problems.push(`${i}.file is required`);
-    else if (typeof s.description !== 'string' || s.description.length === 0) problems.push(`${i}.description is required`);
+    else if (typeof s.description !== 'string' || s.description.length === 0)
+      problems.push(`${i}.description is required`);
     else stickers.push({ id: s.id, file: s.file, description: s.description });
   });
-  if (problems.length > 0) throw new QunliError('STICKERS.INVALID', `${source}: ${problems.join('; ')}`, { source, problems });
+  if (problems.length > 0)
+    throw new QunliError('STICKERS.INVALID', `${source}: ${problems.join('; ')}`, { source, problems });
   return stickers;
 }
 
@@ -45,7 +49,10 @@ export class StickerSet {
     try {
       text = readFileSync(config.QUNLI_STICKERS, 'utf8');
     } catch (error) {
-      throw new QunliError('STICKERS.NOT_FOUND', `QUNLI_STICKERS ${config.QUNLI_STICKERS}: ${(error as Error).message}`);
+      throw new QunliError(
+        'STICKERS.NOT_FOUND',
+        `QUNLI_STICKERS ${config.QUNLI_STICKERS}: ${(error as Error).message}`,
+      );
     }
     this.stickers = parseStickers(text, config.QUNLI_STICKERS);
     new Logger(StickerSet.name).log(`${this.stickers.length} stickers from ${config.QUNLI_STICKERS}`);

@@ -32,14 +32,27 @@ export class ToolConfirmations {
   }
 
   private field(senderId: string, tool: string, args: Record<string, unknown>): string {
-    const digest = createHash('sha256').update(JSON.stringify(args, Object.keys(args).sort())).digest('hex').slice(0, 16);
+    const digest = createHash('sha256')
+      .update(JSON.stringify(args, Object.keys(args).sort()))
+      .digest('hex')
+      .slice(0, 16);
     return `${senderId}:${tool}:${digest}`;
   }
 
-  async request(state: EpisodeState, senderId: string, tool: string, args: Record<string, unknown>, nowMs: number): Promise<void> {
+  async request(
+    state: EpisodeState,
+    senderId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    nowMs: number,
+  ): Promise<void> {
     const key = this.key(state);
     const value: PendingConfirmation = { requestedAtSec: Math.floor(nowMs / 1000), episodeId: state.episodeId };
-    await this.redis.multi().hset(key, this.field(senderId, tool, args), JSON.stringify(value)).expire(key, CONFIRMATION_TTL_SECONDS).exec();
+    await this.redis
+      .multi()
+      .hset(key, this.field(senderId, tool, args), JSON.stringify(value))
+      .expire(key, CONFIRMATION_TTL_SECONDS)
+      .exec();
   }
 
   /** True (and the request is used up) when the sender has said yes after the request. */
@@ -52,7 +65,11 @@ export class ToolConfirmations {
     if (pending.episodeId === state.episodeId) return false;
     const yes = state.history.some(
       (e): e is ChatLine =>
-        e.kind === 'message' && !e.fromSelf && e.userId === senderId && e.sentAt >= pending.requestedAtSec && isConfirmation(e.text),
+        e.kind === 'message' &&
+        !e.fromSelf &&
+        e.userId === senderId &&
+        e.sentAt >= pending.requestedAtSec &&
+        isConfirmation(e.text),
     );
     if (!yes) return false;
     return (await this.redis.hdel(key, field)) === 1;

@@ -12,7 +12,10 @@ const CLOSE = '</工具结果>';
 export function capResult(text: string, max: number): { text: string; cut: number } {
   const chars = [...text];
   if (chars.length <= max) return { text, cut: 0 };
-  return { text: `${chars.slice(0, max).join('')}…（结果太长，后面截掉了 ${chars.length - max} 字）`, cut: chars.length - max };
+  return {
+    text: `${chars.slice(0, max).join('')}…（结果太长，后面截掉了 ${chars.length - max} 字）`,
+    cut: chars.length - max,
+  };
 }
 
 /** The tool message the planner sees. The result cannot close the wrapper early: look-alike tags are defused. */
@@ -52,7 +55,7 @@ function queryTerms(query: string): string[] {
   const terms = new Set<string>();
   for (const word of query.toLowerCase().split(/[\s,，。;；、/]+/)) {
     if (word.length === 0) continue;
-    if (/^[\x00-\x7f]+$/.test(word)) {
+    if (/^\p{ASCII}+$/u.test(word)) {
       for (const part of word.split(/[_-]/)) if (part.length >= 2) terms.add(part);
       continue;
     }

@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { EPISODE_HOOKS, TOOL_PROVIDERS, type HookRegistration, type Tool } from '@app/contracts';
 import { OneBotHttpApi } from '@app/onebot';
 import { Metrics, QunliConfig } from '@app/platform';
@@ -36,7 +43,8 @@ export class ToolSources implements OnApplicationBootstrap, OnApplicationShutdow
       this.onebot = OneBotHttpApi.fromConfig(this.config, this.metrics);
       const tool = viewComplexMessageTool(this.onebot, async (episodeId, groupId, messageId) => {
         const loaded = await this.store.load(groupId, episodeId);
-        return loaded?.state.history.find((e): e is ChatLine => e.kind === 'message' && e.messageId === messageId)?.segments;
+        return loaded?.state.history.find((e): e is ChatLine => e.kind === 'message' && e.messageId === messageId)
+          ?.segments;
       });
       this.unregister.push(this.registry.register(tool as unknown as Tool<never>));
     } else {

@@ -22,7 +22,13 @@ function tool(name: string, extra: Partial<Tool> = {}): Tool<never> {
 }
 
 const context: Omit<ToolContext, 'signal'> = {
-  episodeId: 'ep', toolCallId: 'c', groupId: '1', selfId: '10001', senderId: '2', senderRole: 'member', now: new Date(),
+  episodeId: 'ep',
+  toolCallId: 'c',
+  groupId: '1',
+  selfId: '10001',
+  senderId: '2',
+  senderRole: 'member',
+  now: new Date(),
 };
 
 describe('tool registry', () => {
@@ -45,9 +51,17 @@ describe('tool registry', () => {
     registry.register(tool('hidden_weather', { visibility: 'deferred', description: '查天气' }));
     registry.register(tool('admin_weather', { visibility: 'deferred', description: '改天气', permission: 'admin' }));
     expect(registry.listed('member', new Set()).map((t) => t.name)).toEqual(['core_one']);
-    expect(registry.listed('member', new Set(['hidden_weather', 'admin_weather'])).map((t) => t.name)).toEqual(['core_one', 'hidden_weather']);
+    expect(registry.listed('member', new Set(['hidden_weather', 'admin_weather'])).map((t) => t.name)).toEqual([
+      'core_one',
+      'hidden_weather',
+    ]);
     expect(registry.search('天气', 5, 'member').map((t) => t.name)).toEqual(['hidden_weather']);
-    expect(registry.search('天气', 5, 'admin').map((t) => t.name).sort()).toEqual(['admin_weather', 'hidden_weather']);
+    expect(
+      registry
+        .search('天气', 5, 'admin')
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual(['admin_weather', 'hidden_weather']);
   });
 
   it('times out a tool that ignores its signal, and retries only retryable failures up to the cap', async () => {
@@ -60,12 +74,17 @@ describe('tool registry', () => {
       maxRetries: 2,
       execute: async () => {
         calls++;
-        return calls < 3 ? { ok: false, text: 'busy', error: { code: 'X', message: 'busy', retryable: true } } : { ok: true, text: 'done' };
+        return calls < 3
+          ? { ok: false, text: 'busy', error: { code: 'X', message: 'busy', retryable: true } }
+          : { ok: true, text: 'done' };
       },
     });
     expect((await registry.run(flaky, {}, context, new AbortController().signal)).outcome.ok).toBe(true);
     expect(calls).toBe(3);
     const throws = tool('throws', { execute: async () => Promise.reject(new Error('boom')) });
-    expect((await registry.run(throws, {}, context, new AbortController().signal)).outcome).toMatchObject({ ok: false, error: { code: 'TOOL.FAILED' } });
+    expect((await registry.run(throws, {}, context, new AbortController().signal)).outcome).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL.FAILED' },
+    });
   });
 });

@@ -69,9 +69,7 @@ export class ToolRegistry implements ToolRegistrar {
 
   /** Tools listed to the planner: core ones and deferred ones already found, that `role` may use. */
   listed(role: ToolPermission, discovered: ReadonlySet<string>): Tool<never>[] {
-    return this.all().filter(
-      (t) => permits(t.permission, role) && (t.visibility === 'core' || discovered.has(t.name)),
-    );
+    return this.all().filter((t) => permits(t.permission, role) && (t.visibility === 'core' || discovered.has(t.name)));
   }
 
   /** Deferred tools `role` may use that match `query`, best first. */
@@ -86,7 +84,12 @@ export class ToolRegistry implements ToolRegistrar {
   }
 
   /** Run a validated call: timeout per attempt, retries while the tool says the failure is retryable. */
-  async run(tool: Tool<never>, args: unknown, context: Omit<ToolContext, 'signal'>, signal: AbortSignal): Promise<ToolRun> {
+  async run(
+    tool: Tool<never>,
+    args: unknown,
+    context: Omit<ToolContext, 'signal'>,
+    signal: AbortSignal,
+  ): Promise<ToolRun> {
     const began = performance.now();
     let attempts = 0;
     for (;;) {
@@ -110,7 +113,11 @@ export class ToolRegistry implements ToolRegistrar {
       onAbort = () =>
         resolve(
           timeout.aborted && !outer.aborted
-            ? { ok: false, text: `工具 ${tool.name} 超时了（${tool.timeoutMs} ms 没有结果）`, error: { code: 'TOOL.TIMEOUT', message: `no answer in ${tool.timeoutMs} ms` } }
+            ? {
+                ok: false,
+                text: `工具 ${tool.name} 超时了（${tool.timeoutMs} ms 没有结果）`,
+                error: { code: 'TOOL.TIMEOUT', message: `no answer in ${tool.timeoutMs} ms` },
+              }
             : { ok: false, text: `工具 ${tool.name} 被中止了`, error: { code: 'TOOL.ABORTED', message: 'aborted' } },
         );
       signal.addEventListener('abort', onAbort, { once: true });

@@ -194,5 +194,11 @@ export function chain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0,
     createdAt: at(0),
     payload: { version: `v${n}`, name: '林小满', source: 'personas/default.yaml', policy: { mood: '平静' } },
   });
-  return { message, episodeId, actionId, events: [message, decision, started, step, send, completed, sent, replied], extra: [called, persona] };
+  return {
+    message,
+    episodeId,
+    actionId,
+    events: [message, decision, started, step, send, completed, sent, replied],
+    extra: [called, persona],
+  };
 }

@@ -148,7 +148,14 @@ describe('the projection fold', () => {
     ]);
 
     expect(rows(projection, 'llmCalls')).toEqual([
-      expect.objectContaining({ episodeId, role: 'planner', model: 'gpt-4o-mini', tokensIn: 600, tokensOut: 20, step: 0 }),
+      expect.objectContaining({
+        episodeId,
+        role: 'planner',
+        model: 'gpt-4o-mini',
+        tokensIn: 600,
+        tokensOut: 20,
+        step: 0,
+      }),
     ]);
     expect(rows(projection, 'personas')).toEqual([
       expect.objectContaining({ version: 'v0', name: '林小满', policy: { mood: '平静' } }),

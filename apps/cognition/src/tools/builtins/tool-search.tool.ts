@@ -50,7 +50,8 @@ export function toolSearchTool(registry: ToolRegistry): Tool<ToolSearchArgs> {
     validate: (args) => validateArgs(ToolSearchArgs, (args ?? {}) as Record<string, unknown>),
     async execute(args, context): Promise<ToolOutcome> {
       const found = registry.search(args.query, args.limit ?? 5, permissionOf(context.senderRole));
-      if (found.length === 0) return { ok: true, text: `没有找到和「${args.query}」有关的工具。`, data: { discovered: [] } };
+      if (found.length === 0)
+        return { ok: true, text: `没有找到和「${args.query}」有关的工具。`, data: { discovered: [] } };
       return {
         ok: true,
         text: ['找到这些工具，下一轮可以直接调用：', ...found.map((t) => `- ${t.name}：${t.description}`)].join('\n'),

@@ -25,7 +25,7 @@ export function renderOneBotMessage(message: unknown): string {
   return message
     .map((segment: { type?: string; data?: Record<string, unknown> }) => {
       const data = segment.data ?? {};
-      switch (segment.type) {
+      switch (segment.type ?? '') {
         case 'text':
           return typeof data.text === 'string' ? data.text : '';
         case 'image':
@@ -33,7 +33,7 @@ export function renderOneBotMessage(message: unknown): string {
         case 'face':
           return '[表情]';
         case 'at':
-          return `@${String(data.name ?? data.qq ?? '')}`;
+          return `@${typeof data.name === 'string' ? data.name : typeof data.qq === 'string' || typeof data.qq === 'number' ? String(data.qq) : ''}`;
         case 'forward':
           return '[合并转发]';
         default:
@@ -54,7 +54,11 @@ export function forwardIdOf(segments: readonly MessageSegment[] | undefined): st
  */
 export function viewComplexMessageTool(
   onebot: OneBotHttpApi,
-  segmentsOf: (episodeId: string, groupId: string | null, messageId: string) => Promise<readonly MessageSegment[] | undefined>,
+  segmentsOf: (
+    episodeId: string,
+    groupId: string | null,
+    messageId: string,
+  ) => Promise<readonly MessageSegment[] | undefined>,
 ): Tool<ViewComplexMessageArgs> {
   return {
     name: 'view_complex_message',
@@ -92,7 +96,11 @@ export function viewComplexMessageTool(
         return {
           ok: false,
           text: '打不开这条合并转发消息。',
-          error: { code: 'TOOL.ONEBOT', message: `get_forward_msg: ${outcome.kind}`, retryable: outcome.kind === 'unreachable' },
+          error: {
+            code: 'TOOL.ONEBOT',
+            message: `get_forward_msg: ${outcome.kind}`,
+            retryable: outcome.kind === 'unreachable',
+          },
         };
       }
       const nodes = outcome.data?.messages ?? [];

@@ -18,15 +18,28 @@ describe('MCP servers file', () => {
       ].join('\n'),
       'mcp.yaml',
     );
-    expect(servers.get('weather')).toMatchObject({ transport: 'stdio', command: 'node', args: ['server.js'], permission: 'admin', timeoutMs: 5000 });
-    expect(servers.get('search')).toMatchObject({ transport: 'http', url: 'http://127.0.0.1:9000/mcp', visibility: 'core' });
+    expect(servers.get('weather')).toMatchObject({
+      transport: 'stdio',
+      command: 'node',
+      args: ['server.js'],
+      permission: 'admin',
+      timeoutMs: 5000,
+    });
+    expect(servers.get('search')).toMatchObject({
+      transport: 'http',
+      url: 'http://127.0.0.1:9000/mcp',
+      visibility: 'core',
+    });
     expect(parseMcpServers('', 'empty.yaml').size).toBe(0);
   });
 
   it('names every bad field at once', () => {
     let message = '';
     try {
-      parseMcpServers('servers:\n  Bad:\n    transport: stdio\n  ok:\n    transport: ftp\n  http:\n    transport: http\n', 'mcp.yaml');
+      parseMcpServers(
+        'servers:\n  Bad:\n    transport: stdio\n  ok:\n    transport: ftp\n  http:\n    transport: http\n',
+        'mcp.yaml',
+      );
     } catch (error) {
       message = (error as Error).message;
     }

@@ -14,7 +14,13 @@ import {
   type ValidationError,
 } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import { QunliError, TOOL_PERMISSIONS, TOOL_VISIBILITIES, type ToolPermission, type ToolVisibility } from '@app/contracts';
+import {
+  QunliError,
+  TOOL_PERMISSIONS,
+  TOOL_VISIBILITIES,
+  type ToolPermission,
+  type ToolVisibility,
+} from '@app/contracts';
 
 /** One MCP server of `QUNLI_MCP_SERVERS`. */
 export class McpServerConfig {
@@ -117,6 +123,9 @@ export function parseMcpServers(text: string, source: string): Map<string, McpSe
 
 /** The registry name of an MCP tool: `mcp_<server>_<tool>`, in the characters function names allow. */
 export function mcpToolName(server: string, tool: string): string {
-  const clean = tool.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
+  const clean = tool
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return `mcp_${server}_${clean}`.slice(0, 64);
 }

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventKind, type EpisodeStepPayload } from '@app/contracts';
 import { MCP_TEST_SERVER, offeredTools } from '@app/testing';
-import { call, CognitionHarness, forReplyer, PLANNER_MODEL, promptText } from '../../../../../test/cognition/cognition.harness.js';
+import {
+  call,
+  CognitionHarness,
+  forReplyer,
+  PLANNER_MODEL,
+  promptText,
+} from '../../../../../test/cognition/cognition.harness.js';
 import { McpToolSources } from './mcp-tool-sources.js';
 
 /*
@@ -19,7 +25,12 @@ const planner = () => h.double.completionRequests.filter((r) => r.body?.model ==
 function serversYaml(servers: Record<string, { timeoutMs?: number; permission?: string }>): string {
   const lines = ['servers:'];
   for (const [name, options] of Object.entries(servers)) {
-    lines.push(`  ${name}:`, '    transport: stdio', `    command: ${process.execPath}`, `    args: [${JSON.stringify(MCP_TEST_SERVER)}]`);
+    lines.push(
+      `  ${name}:`,
+      '    transport: stdio',
+      `    command: ${process.execPath}`,
+      `    args: [${JSON.stringify(MCP_TEST_SERVER)}]`,
+    );
     lines.push('    env:', `      MCP_TEST_GONE_FILE: ${JSON.stringify(join(dir, `${name}.gone`))}`);
     lines.push(`      MCP_TEST_PID_FILE: ${JSON.stringify(join(dir, `${name}.pid`))}`);
     lines.push(`      MCP_TEST_LOG_FILE: ${JSON.stringify(join(dir, `${name}.log`))}`);
@@ -60,7 +71,12 @@ beforeEach(() => {
 describe('MCP servers as tool sources', () => {
   it('registers the server’s tools as deferred tools with the configured timeout', () => {
     const tool = h.tools.get('mcp_weather_weather_lookup')!;
-    expect(tool).toMatchObject({ visibility: 'deferred', permission: 'member', timeoutMs: 1500, source: 'mcp:weather' });
+    expect(tool).toMatchObject({
+      visibility: 'deferred',
+      permission: 'member',
+      timeoutMs: 1500,
+      source: 'mcp:weather',
+    });
     expect(h.tools.get('mcp_weather_hang')).toBeDefined();
   });
 
@@ -81,7 +97,10 @@ describe('MCP servers as tool sources', () => {
     expect(promptText(planner()[2]!.body)).toContain('mcp_weather_weather_lookup 的参数不对');
     expect(promptText(planner()[3]!.body)).toContain('杭州：晴，25°C，东风二级');
     // The server was asked once, with the valid arguments only.
-    const asked = readFileSync(join(dir, 'weather.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const asked = readFileSync(join(dir, 'weather.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     expect(asked).toEqual([{ tool: 'weather_lookup', args: { city: '杭州' } }]);
   });
 
@@ -100,7 +119,10 @@ describe('MCP servers as tool sources', () => {
     writeFileSync(join(dir, 'weather.gone'), '');
     const pid = Number(readFileSync(join(dir, 'weather.pid'), 'utf8'));
     process.kill(pid, 'SIGKILL');
-    await until('the tools to go', () => !h.tools.get('mcp_weather_weather_lookup') && h.tools.all().every((t) => t.source !== 'mcp:weather'));
+    await until(
+      'the tools to go',
+      () => !h.tools.get('mcp_weather_weather_lookup') && h.tools.all().every((t) => t.source !== 'mcp:weather'),
+    );
     // It comes back when the server can start again (reconnect with backoff).
     rmSync(join(dir, 'weather.gone'));
     await until('the tools to come back', () => h.tools.get('mcp_weather_weather_lookup'), 40_000);
