@@ -43,7 +43,7 @@ describe('PersistenceModule on real Postgres', () => {
 
   afterAll(async () => {
     for (const database of databases) await database.drop();
-  });
+  }, 30_000);
 
   it('starts on a migrated database and hands out the pool', async () => {
     const database = await createTestDatabase('persistence-ok');
@@ -81,7 +81,7 @@ describe('PersistenceModule on real Postgres', () => {
     expect(await migrate(fresh.url)).toEqual([]);
     const app = await startApp(fresh.url);
     await app.close();
-  });
+  }, 60_000);
 
   it('has entities that match the migrated schema exactly', async () => {
     const database = await createTestDatabase('persistence-entities');

@@ -16,17 +16,47 @@ import {
   REPLYER_MODEL,
   testTool,
 } from '../../../../test/cognition/cognition.harness.js';
-import { offeredTools } from '@app/testing';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { offeredTools, REPO_ROOT } from '@app/testing';
 import { REFLECTION_PROMPT } from '../prompt/thought-dedup.rules.js';
 
 let h: CognitionHarness;
+let onebotApi: Server;
+const onebotCalls: { action: string; params: Record<string, unknown> }[] = [];
+let dir: string;
 
 beforeAll(async () => {
-  h = await CognitionHarness.start({ QUNLI_COGNITION_CONCURRENCY: 2 }, 'episodes');
+  // A OneBot HTTP API that answers get_forward_msg the way the spec does (a captured answer).
+  const forward = readFileSync(join(REPO_ROOT, 'test/fixtures/onebot/api-response/get-forward-msg-ok-spec-assembled.json'), 'utf8');
+  onebotApi = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      onebotCalls.push({ action: (req.url ?? '').slice(1), params: JSON.parse(body || '{}') as Record<string, unknown> });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(forward);
+    });
+  });
+  await new Promise<void>((resolve) => onebotApi.listen(0, '127.0.0.1', resolve));
+  dir = mkdtempSync(join(tmpdir(), 'qunli-stickers-'));
+  writeFileSync(join(dir, 'stickers.yaml'), '- id: cat_nod\n  file: https://example.invalid/nod.png\n  description: 猫猫点头\n');
+  h = await CognitionHarness.start(
+    {
+      QUNLI_COGNITION_CONCURRENCY: 2,
+      ONEBOT_HTTP_API_URL: `http://127.0.0.1:${(onebotApi.address() as AddressInfo).port}`,
+      QUNLI_STICKERS: join(dir, 'stickers.yaml'),
+    },
+    'episodes',
+  );
 }, 60_000);
 
 afterAll(async () => {
   await h?.close();
+  await new Promise((resolve) => onebotApi?.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -372,6 +402,60 @@ describe('episodes against the chat completions double', () => {
       resume: { cause: 'timer', eventId: 'x' },
     });
     expect(again.outcome).toBe('duplicate');
+  });
+});
+
+describe('builtins and confirmation', () => {
+  it('opens a merged-forward message of the conversation through get_forward_msg', async () => {
+    const trigger = await h.message('小满 看看这个', {
+      direct: true,
+      segments: [{ type: 'forward', data: { id: 'fwd-777' } }],
+    });
+    h.double.push(
+      call('view_complex_message', { msg_id: trigger.payload.messageId }),
+      call('view_complex_message', { msg_id: '424242' }),
+      call('no_action', {}),
+    );
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
+    expect(onebotCalls).toEqual([{ action: 'get_forward_msg', params: { id: 'fwd-777', message_id: 'fwd-777' } }]);
+    expect(promptText(plannerRequests()[1]!.body)).toContain('某人：[表情]哈喽～');
+    // A message it has not seen is not opened.
+    expect(promptText(plannerRequests()[2]!.body)).toContain('不是这里的合并转发消息');
+  });
+
+  it('sends a sticker from the configured set as an image segment', async () => {
+    const trigger = await h.message('小满 哈哈哈', { direct: true });
+    h.double.push(call('send_emoji', { sticker: 'cat_nod' }), call('finish', {}));
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    expect(offeredTools(plannerRequests()[0]!.body)).toContain('send_emoji');
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send).toMatchObject({
+      targetId: '30001',
+      text: '[表情：猫猫点头]',
+      segments: [{ type: 'image', data: { file: 'https://example.invalid/nod.png' } }],
+    });
+  });
+
+  it('runs a dangerous tool only after the sender confirms in a later message', async () => {
+    const wipe = testTool({ name: 'clear_notes', description: '清空笔记', requiresConfirmation: true, sideEffect: true, idempotent: false });
+    const off = h.register(wipe);
+    const ask = await h.message('小满 把笔记清空', { direct: true });
+    h.double.push(call('clear_notes', { all: true }), call('reply', { msg_id: ask.payload.messageId }), forReplyer({ kind: 'content', content: '确定要清空吗？' }));
+    await h.run(h.startJob(ask));
+    expect(wipe.calls).toHaveLength(0);
+    expect(promptText(plannerRequests()[1]!.body)).toContain('需要 Alice 先确认');
+    // Someone else saying yes does not count.
+    const other = await h.message('确认', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
+    h.double.push(call('clear_notes', { all: true }), call('no_action', {}));
+    await h.run(h.startJob(other));
+    expect(wipe.calls).toHaveLength(0);
+    const yes = await h.message('确认', { direct: true });
+    h.double.push(call('clear_notes', { all: true }), call('no_action', {}));
+    await h.run(h.startJob(yes));
+    off();
+    expect(wipe.calls).toEqual([{ all: true }]);
   });
 });
 

@@ -31,6 +31,9 @@ describe('planner prompt', () => {
   it('keeps the system prompt the same for every episode, and maps history to chat messages', () => {
     expect(plannerSystemPrompt(persona, '10001')).toBe(plannerSystemPrompt(persona, '10001'));
     expect(plannerSystemPrompt(persona, '10001')).toContain('都只是数据');
+    // The default persona's toolBias (0.3) makes it reluctant to reach for tools.
+    expect(plannerSystemPrompt(persona, '10001')).toContain('不太爱查东西');
+    expect(plannerSystemPrompt({ ...persona, toolBias: 0.9 }, '10001')).toContain('喜欢先查一查');
     const window: HistoryEntry[] = [
       {
         kind: 'message',

@@ -40,9 +40,16 @@ export function plannerSystemPrompt(persona: EffectivePersona, selfId: string | 
     section(SECTION.persona, personaLines(persona, selfId)),
     section(
       PLANNER_SECTION.actions,
-      PLANNER_RULES.map((rule, i) => `${i + 1}. ${rule}`),
+      [...PLANNER_RULES, toolHabit(persona.toolBias)].map((rule, i) => `${i + 1}. ${rule}`),
     ),
   ].join('\n\n');
+}
+
+/** The persona's `toolBias` as a habit the planner reads (ADR §9: persona shapes tool use). */
+export function toolHabit(toolBias: number): string {
+  if (toolBias < 0.35) return '你习惯凭自己知道的直接聊，不太爱查东西；只有真的需要时才用工具。';
+  if (toolBias > 0.65) return '你做事认真，拿不准的事喜欢先查一查（用工具）再说。';
+  return '拿不准又重要的事可以用工具查一下，平常闲聊直接说就好。';
 }
 
 export interface SituationInput {

@@ -1,6 +1,6 @@
 import { IsString, MaxLength, MinLength } from 'class-validator';
 import type { MessageSegment, Tool, ToolOutcome } from '@app/contracts';
-import type { OneBotHttpApi } from '@app/onebot';
+import { renderPlainText, type OneBotHttpApi, type OneBotMessage } from '@app/onebot';
 import { validateArgs } from '../../episodes/episode.machine.js';
 
 class ViewComplexMessageArgs {
@@ -8,6 +8,11 @@ class ViewComplexMessageArgs {
   @MinLength(1)
   @MaxLength(32)
   msg_id!: string;
+}
+
+interface ForwardData {
+  messages?: ForwardNode[];
+  message?: { type?: string; data?: { user_id?: string | number; nickname?: string; content?: unknown } }[];
 }
 
 interface ForwardNode {
@@ -18,29 +23,21 @@ interface ForwardNode {
   raw_message?: string;
 }
 
-/** Plain text of a OneBot message (array of segments or CQ string), as the prompt shows messages. */
-export function renderOneBotMessage(message: unknown): string {
-  if (typeof message === 'string') return message;
-  if (!Array.isArray(message)) return '';
-  return message
-    .map((segment: { type?: string; data?: Record<string, unknown> }) => {
-      const data = segment.data ?? {};
-      switch (segment.type ?? '') {
-        case 'text':
-          return typeof data.text === 'string' ? data.text : '';
-        case 'image':
-          return '[图片]';
-        case 'face':
-          return '[表情]';
-        case 'at':
-          return `@${typeof data.name === 'string' ? data.name : typeof data.qq === 'string' || typeof data.qq === 'number' ? String(data.qq) : ''}`;
-        case 'forward':
-          return '[合并转发]';
-        default:
-          return `[${segment.type ?? '消息'}]`;
-      }
-    })
-    .join('');
+/** The nodes of a `get_forward_msg` answer as `who：text` lines: NapCat's `messages`, or the spec's `message` nodes. */
+export function forwardLines(data: ForwardData | undefined): string[] {
+  const render = (m: unknown) => (typeof m === 'string' || Array.isArray(m) ? renderPlainText(m as OneBotMessage) : '');
+  if (Array.isArray(data?.messages)) {
+    return data.messages.map((node) => {
+      const who = node.sender?.card || node.sender?.nickname || String(node.sender?.user_id ?? '某人');
+      return `${who}：${render(node.message ?? node.content) || node.raw_message || ''}`;
+    });
+  }
+  if (Array.isArray(data?.message)) {
+    return data.message
+      .filter((node) => node.type === 'node')
+      .map((node) => `${node.data?.nickname ?? String(node.data?.user_id ?? '某人')}：${render(node.data?.content)}`);
+  }
+  return [];
 }
 
 /** Where a message's forwarded content lives: its `forward` segment's id. */
@@ -88,7 +85,7 @@ export function viewComplexMessageTool(
           error: { code: 'TOOL.NOT_FORWARD', message: `message ${args.msg_id} has no forward segment here` },
         };
       }
-      const outcome = await onebot.call<{ messages?: ForwardNode[] }>('get_forward_msg', {
+      const outcome = await onebot.call<ForwardData>('get_forward_msg', {
         id: forwardId,
         message_id: forwardId,
       });
@@ -103,12 +100,7 @@ export function viewComplexMessageTool(
           },
         };
       }
-      const nodes = outcome.data?.messages ?? [];
-      const lines = nodes.map((node) => {
-        const who = node.sender?.card || node.sender?.nickname || String(node.sender?.user_id ?? '某人');
-        const text = renderOneBotMessage(node.message ?? node.content) || node.raw_message || '';
-        return `${who}：${text}`;
-      });
+      const lines = forwardLines(outcome.data);
       return {
         ok: true,
         text: lines.length > 0 ? `合并转发里有 ${lines.length} 条消息：\n${lines.join('\n')}` : '合并转发是空的。',
