@@ -79,12 +79,15 @@ export function answeredText(body: ChatCompletionBody): string {
   return users[users.length - 1] ?? '';
 }
 
-/** The newest `[msg_id]` the planner was shown (the message a default planner answers). */
+/** The newest `[msg_id]` of someone else the planner was shown (the message a default planner answers). */
 export function newestMessageId(body: ChatCompletionBody): string | undefined {
   let found: string | undefined;
   for (const m of body.messages ?? []) {
-    if (m.role !== 'user') continue;
-    for (const match of textOf(m.content).matchAll(/\[msg_id\]([^\n]+)/g)) found = match[1]!.trim();
+    const text = textOf(m.content);
+    // Chat messages only (they start with [时间]); the bot's own lines are marked 〔你〕.
+    if (m.role !== 'user' || !text.startsWith('[时间]') || text.includes('[用户名]〔你〕')) continue;
+    const match = /\[msg_id\]([^\n]+)/.exec(text);
+    if (match) found = match[1]!.trim();
   }
   return found;
 }

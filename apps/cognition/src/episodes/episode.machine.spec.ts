@@ -143,10 +143,10 @@ describe('episode state machine', () => {
     expect(interruptible(state(), 0)).toBe(false);
   });
 
-  it('merges new messages once, in time order, and counts their senders among the addressees', () => {
+  it('merges new messages once, in the order given, and counts their senders among the addressees', () => {
     const later = line('102', '20003', { sentAt: NOW / 1000 + 5, role: 'admin' });
     const earlier = line('101', '20002', { sentAt: NOW / 1000 + 1 });
-    const { state: merged, added } = mergeMessages(state(), [later, earlier, line('100')]);
+    const { state: merged, added } = mergeMessages(state(), [earlier, later, line('100'), earlier]);
     expect(added.map((l) => l.messageId)).toEqual(['101', '102']);
     expect(merged.history.map((e) => (e as ChatLine).messageId)).toEqual(['100', '101', '102']);
     expect(merged.addressees.map((a) => a.userId)).toEqual(['20001', '20002', '20003']);

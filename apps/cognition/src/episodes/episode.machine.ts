@@ -120,12 +120,19 @@ export function interruptible(state: EpisodeState, maxInterrupts: number): boole
   return state.interruptsInARow < maxInterrupts;
 }
 
-/** Add chat lines the history does not have yet (by event id), in time order; returns the new ones. */
+/**
+ * Add chat lines the history does not have yet (by event or message id), in the order given (the log's order:
+ * implementations' clocks disagree, so `sentAt` is not trusted for ordering); returns the new ones.
+ */
 export function mergeMessages(state: EpisodeState, lines: ChatLine[]): { state: EpisodeState; added: ChatLine[] } {
   const known = new Set(state.history.flatMap((e) => (e.kind === 'message' ? [e.eventId, e.messageId] : [])));
-  const added = [...lines]
-    .filter((line) => !known.has(line.eventId) && !known.has(line.messageId))
-    .sort((a, b) => a.sentAt - b.sentAt);
+  const added: ChatLine[] = [];
+  for (const line of lines) {
+    if (known.has(line.eventId) || known.has(line.messageId)) continue;
+    known.add(line.eventId);
+    known.add(line.messageId);
+    added.push(line);
+  }
   if (added.length === 0) return { state, added };
   const addressees = [...state.addressees];
   for (const line of added) {

@@ -31,18 +31,27 @@ let dir: string;
 
 beforeAll(async () => {
   // A OneBot HTTP API that answers get_forward_msg the way the spec does (a captured answer).
-  const forward = readFileSync(join(REPO_ROOT, 'test/fixtures/onebot/api-response/get-forward-msg-ok-spec-assembled.json'), 'utf8');
+  const forward = readFileSync(
+    join(REPO_ROOT, 'test/fixtures/onebot/api-response/get-forward-msg-ok-spec-assembled.json'),
+    'utf8',
+  );
   onebotApi = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     req.on('end', () => {
-      onebotCalls.push({ action: (req.url ?? '').slice(1), params: JSON.parse(body || '{}') as Record<string, unknown> });
+      onebotCalls.push({
+        action: (req.url ?? '').slice(1),
+        params: JSON.parse(body || '{}') as Record<string, unknown>,
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end(forward);
     });
   });
   await new Promise<void>((resolve) => onebotApi.listen(0, '127.0.0.1', resolve));
   dir = mkdtempSync(join(tmpdir(), 'qunli-stickers-'));
-  writeFileSync(join(dir, 'stickers.yaml'), '- id: cat_nod\n  file: https://example.invalid/nod.png\n  description: 猫猫点头\n');
+  writeFileSync(
+    join(dir, 'stickers.yaml'),
+    '- id: cat_nod\n  file: https://example.invalid/nod.png\n  description: 猫猫点头\n',
+  );
   h = await CognitionHarness.start(
     {
       QUNLI_COGNITION_CONCURRENCY: 2,
@@ -439,10 +448,20 @@ describe('builtins and confirmation', () => {
   });
 
   it('runs a dangerous tool only after the sender confirms in a later message', async () => {
-    const wipe = testTool({ name: 'clear_notes', description: '清空笔记', requiresConfirmation: true, sideEffect: true, idempotent: false });
+    const wipe = testTool({
+      name: 'clear_notes',
+      description: '清空笔记',
+      requiresConfirmation: true,
+      sideEffect: true,
+      idempotent: false,
+    });
     const off = h.register(wipe);
     const ask = await h.message('小满 把笔记清空', { direct: true });
-    h.double.push(call('clear_notes', { all: true }), call('reply', { msg_id: ask.payload.messageId }), forReplyer({ kind: 'content', content: '确定要清空吗？' }));
+    h.double.push(
+      call('clear_notes', { all: true }),
+      call('reply', { msg_id: ask.payload.messageId }),
+      forReplyer({ kind: 'content', content: '确定要清空吗？' }),
+    );
     await h.run(h.startJob(ask));
     expect(wipe.calls).toHaveLength(0);
     expect(promptText(plannerRequests()[1]!.body)).toContain('需要 Alice 先确认');

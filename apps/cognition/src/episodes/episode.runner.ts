@@ -211,7 +211,9 @@ export class EpisodeRunner {
 
   private initialState(job: EpisodeJob, persona: EffectivePersona): EpisodeState {
     const now = this.clock.nowMs();
-    const own = now + this.config.QUNLI_EPISODE_TIMEOUT_MS;
+    // The episode's own budget bounds real time spent on it (LLM latency is real), so it is converted into product
+    // time; the job's deadline (the scheduler's, product time) may end it sooner.
+    const own = now + this.clock.product(this.config.QUNLI_EPISODE_TIMEOUT_MS);
     const given = Date.parse(job.deadline);
     const deadline = new Date(Number.isNaN(given) ? own : Math.min(own, given)).toISOString();
     const trigger = job.trigger;
