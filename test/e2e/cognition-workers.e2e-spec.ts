@@ -58,6 +58,7 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
   let onebot: FakeOneBot;
   let queue: Queue<EpisodeJob>;
   const workers: AppProcess[] = [];
+  const names = new Map<AppProcess, string>();
   let outbound: AppProcess;
   let common: Record<string, string>;
   let logDir: string;
@@ -72,6 +73,7 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
     );
     await worker.start();
     workers.push(worker);
+    names.set(worker, name);
     return worker;
   }
 
@@ -114,7 +116,7 @@ describe('cognition workers: two processes, one killed mid-episode', () => {
   /** Which worker holds the job now (BullMQ records the worker's name). */
   async function holder(jobId: string): Promise<AppProcess | undefined> {
     const job = await queue.getJob(jobId);
-    return workers.find((w) => job?.processedBy === w.logFile.split('/').slice(-2, -1)[0]);
+    return workers.find((w) => job?.processedBy === names.get(w));
   }
 
   beforeAll(async () => {

@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +117,35 @@ describe('MCP servers as tool sources', () => {
     expect(promptText(planner()[2]!.body)).toContain('超时了');
   });
 
+  it('speaks streamable HTTP too', async () => {
+    const server: ChildProcess = spawn(process.execPath, [MCP_TEST_SERVER, '--http', '0'], {
+      env: { ...process.env, MCP_TEST_LOG_FILE: join(dir, 'web.log') },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const [first] = (await once(server.stdout!, 'data')) as [Buffer];
+      const port = /listening (\d+)/.exec(first.toString('utf8'))![1]!;
+      writeFileSync(
+        configFile,
+        `${serversYaml({ weather: { timeoutMs: 1500 } })}  web:\n    transport: http\n    url: http://127.0.0.1:${port}/mcp\n`,
+      );
+      h.app.get(McpToolSources).reload(configFile);
+      await until('the HTTP server’s tools', () => h.tools.get('mcp_web_weather_lookup'));
+      const trigger = await h.message('小满 北京天气', { direct: true });
+      h.double.push(
+        call('tool_search', { query: '天气' }),
+        call('mcp_web_weather_lookup', { city: '北京' }),
+        call('no_action', {}),
+      );
+      expect(await h.run(h.startJob(trigger), 60_000)).toMatchObject({ outcome: 'no_reply' });
+      expect(promptText(planner()[2]!.body)).toContain('北京：晴，25°C');
+      // The stdio server's entry did not change, so it was not restarted.
+      expect(h.app.get(McpToolSources).connection('weather')).toBeDefined();
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+
   it('takes the tools away when the server goes away, and a removed server for good', async () => {
     writeFileSync(join(dir, 'weather.gone'), '');
     const pid = Number(readFileSync(join(dir, 'weather.pid'), 'utf8'));
@@ -129,7 +160,7 @@ describe('MCP servers as tool sources', () => {
     // Removed from the configuration: closed, its tools unregistered, no reconnect.
     writeFileSync(configFile, 'servers: {}\n');
     h.app.get(McpToolSources).reload(configFile);
-    await until('the removal', () => h.tools.all().every((t) => t.source !== 'mcp:weather'));
+    await until('the removal', () => h.tools.all().every((t) => !t.source.startsWith('mcp:')));
     expect(h.app.get(McpToolSources).connection('weather')).toBeUndefined();
     expect(existsSync(configFile)).toBe(true);
   }, 60_000);
