@@ -263,3 +263,48 @@ describe('the projection fold', () => {
     expect(READ_MODELS.map((model) => folded[model].size)).toEqual(READ_MODELS.map(() => 0));
   });
 });
+
+describe('a waiting episode in the fold', () => {
+  it('goes thinking → awaiting_observation → thinking, whatever order the batches bring it in', () => {
+    const { events, episodeId, message } = chain('30009');
+    const [, , started] = events;
+    const at = (ms: number) => new Date(Date.parse(started!.createdAt) + ms);
+    const step = (index: number, ms: number) =>
+      makeEvent({
+        kind: EventKind.EpisodeStep,
+        groupId: '30009',
+        source: 'cognition',
+        cause: started!,
+        createdAt: at(ms),
+        payload: { episodeId, index, tokensIn: 1, tokensOut: 1, latencyMs: 1 },
+      });
+    const waiting = makeEvent({
+      kind: EventKind.EpisodeWaiting,
+      groupId: '30009',
+      source: 'cognition',
+      cause: started!,
+      createdAt: at(2),
+      payload: {
+        episodeId,
+        triggerEventId: message.id,
+        cause: 'wait',
+        step: 0,
+        resumeAt: at(30_000).toISOString(),
+        deadline: at(60_000).toISOString(),
+      },
+    });
+    const parked = logged([started!, step(0, 1), waiting]);
+    expect(rows(foldEvents(parked, contextFor(parked)), 'episodes')[0]).toMatchObject({
+      state: 'awaiting_observation',
+      waitingCause: 'wait',
+      resumeAt: at(30_000),
+    });
+    const resumed = logged([started!, step(0, 1), waiting, step(1, 31_000)]);
+    expect(rows(foldEvents(resumed, contextFor(resumed)), 'episodes')[0]).toMatchObject({
+      state: 'thinking',
+      waitingCause: null,
+    });
+    const late = logged([step(1, 31_000), waiting, started!]);
+    expect(rows(foldEvents(late, contextFor(late)), 'episodes')[0]).toMatchObject({ state: 'thinking' });
+  });
+});
