@@ -160,7 +160,8 @@ describe('walking skeleton: five apps as processes, OneBot in, LLM reply out', (
     const sent = sendsTo(GROUP_ID);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.text).toBe('在的在的，有什么事？');
-    expect(llm.completionRequests).toHaveLength(1);
+    // One planner call decides to reply, one replyer call writes the words (Maisaka's planner / replyer split).
+    expect(llm.completionRequests).toHaveLength(2);
 
     const chain = await until('the chain in Postgres', async () => {
       const { rows } = await sql.query<{

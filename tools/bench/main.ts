@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
 import { memoryRecall } from './memory-recall.scenario.js';
+import { scale } from './scale.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -32,6 +33,13 @@ const SCENARIOS: Record<string, Scenario> = {
       messages: number(flags, 'messages', 10_000),
       groups: number(flags, 'groups', 20),
       queries: number(flags, 'queries', 1000),
+    }),
+  scale: (flags) =>
+    scale({
+      latencyMs: number(flags, 'latency', 1000),
+      rounds: Math.max(4, number(flags, 'rounds', 8)),
+      concurrency: number(flags, 'concurrency', 4),
+      processes: [1, 2, 4],
     }),
 };
 

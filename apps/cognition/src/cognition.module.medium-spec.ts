@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { episodeIdFor, EventKind, Keyspace, makeEvent, QueueName, type EpisodeJob } from '@app/contracts';
+import { EpisodeJob, episodeIdFor, EventKind, Keyspace, makeEvent, QueueName } from '@app/contracts';
 import { createRedis, Metrics, QunliConfig } from '@app/platform';
 import {
   deleteKeys,
@@ -36,13 +36,13 @@ let queueEvents: QueueEvents;
 function episodeJob(text: string): EpisodeJob {
   const payload = sampleMessage(text, { mentionsSelf: true, directReason: 'at' });
   const trigger = makeEvent({ kind: EventKind.MessageDirect, groupId: GROUP, payload, source: 'ingress' });
-  return {
+  return EpisodeJob.create({
     episodeId: episodeIdFor(trigger.id),
     groupId: GROUP,
     trigger,
     context: [],
     deadline: new Date(Date.now() + 60_000).toISOString(),
-  };
+  });
 }
 
 async function runThroughQueue(data: EpisodeJob) {
@@ -63,6 +63,7 @@ beforeAll(async () => {
     OPENAI_BASE_URL: double.baseUrl,
     OPENAI_API_KEY: 'test-key',
     QUNLI_COGNITION_CONCURRENCY: 3,
+    QUNLI_LLM_RETRY_BASE_MS: 10,
     QUNLI_PERSONA: join(import.meta.dirname, '../../../personas/default.yaml'),
   });
   keys = new Keyspace(prefix, config.QUNLI_PARTITIONS);
@@ -99,7 +100,9 @@ describe('cognition app', () => {
     const { result, state } = await runThroughQueue(data);
     expect(result.outcome).toBe('replied');
     expect(state).toBe('completed');
-    const kinds = (await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+')).map(([, f]) => f[1]);
+    const kinds = (await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+'))
+      .map(([, f]) => f[1])
+      .filter((k) => k !== EventKind.MonitorRecorded && k !== EventKind.LlmCalled && k !== EventKind.PersonaPublished);
     expect(kinds).toEqual([
       EventKind.EpisodeStarted,
       EventKind.EpisodeStep,
@@ -108,17 +111,36 @@ describe('cognition app', () => {
     ]);
   });
 
-  it('completes the job when the model fails, so BullMQ does not retry it', async () => {
-    double.failNext(2, 503);
+  it('retries 5xx with backoff, then completes the job as failed, so BullMQ does not retry it', async () => {
+    double.failNext(3, 503);
     const { result, state } = await runThroughQueue(episodeJob('你好'));
-    expect(result).toMatchObject({ outcome: 'failed', error: { code: 'LLM.HTTP_ERROR' } });
+    expect(result).toMatchObject({ outcome: 'failed', endedBy: 'llm_error', error: { code: 'LLM.HTTP_ERROR' } });
     expect(state).toBe('completed');
-    expect(double.completionRequests.filter((r) => r.status === 503)).toHaveLength(2);
+    expect(double.completionRequests.filter((r) => r.status === 503)).toHaveLength(3);
+    const monitors = (await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+'))
+      .filter(([, f]) => f[1] === EventKind.MonitorRecorded)
+      .map(([, f]) => (JSON.parse(f[3]!) as { payload: { name: string } }).payload.name);
+    expect(monitors.filter((n) => n === 'llm.retry')).toHaveLength(2);
+    expect(monitors).toContain('llm.error');
+  });
+
+  it('recovers from a rate limit, obeying Retry-After', async () => {
+    double.failNext(1, 429, 0);
+    const { result } = await runThroughQueue(episodeJob('在不在'));
+    expect(result).toMatchObject({ outcome: 'replied' });
+    expect(double.completionRequests.filter((r) => r.status === 429)).toHaveLength(1);
   });
 
   it("exports BullMQ's queue metrics with its own", async () => {
     const text = await app.get(Metrics).scrape();
-    expect(text).toMatch(/bullmq_job_count\{queue="episodes", state="completed", app="cognition"\} 2/);
-    expect(text).toContain('qunli_episodes_total');
+    expect(text).toMatch(/bullmq_job_count\{queue="episodes", state="completed", app="cognition"\} 3/);
+    expect(text).toMatch(/qunli_episodes_total\{outcome="replied",ended_by="action",app="cognition"\} 2/);
+    expect(text).toMatch(/qunli_llm_calls_total\{role="planner",model="gpt-4o-mini",outcome="ok",app="cognition"\} 2/);
+    expect(text).toMatch(/qunli_llm_calls_total\{role="replyer",model="gpt-4o-mini",outcome="ok",app="cognition"\} 2/);
+    expect(text).toMatch(
+      /qunli_llm_tokens_total\{role="planner",model="gpt-4o-mini",direction="in",app="cognition"\} [1-9]/,
+    );
+    expect(text).toMatch(/qunli_llm_retries_total\{role="planner",model="gpt-4o-mini",app="cognition"\} 3/);
+    expect(text).toMatch(/qunli_episode_duration_seconds_bucket\{le="600"/);
   });
 });

@@ -42,6 +42,7 @@ import {
   PersonalMilestoneReachedPayload,
 } from './life.js';
 import { MemoryFactLearnedPayload, MemoryJargonLearnedPayload, MemorySummaryWrittenPayload } from './memory.js';
+import { LlmCalledPayload, MonitorRecordedPayload, PersonaPublishedPayload } from './observability.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -139,6 +140,9 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.EpisodeControl]: EpisodeControlPayload,
   [EventKind.EpisodeWaiting]: EpisodeWaitingPayload,
   [EventKind.ToolResult]: ToolResultPayload,
+  [EventKind.LlmCalled]: LlmCalledPayload,
+  [EventKind.PersonaPublished]: PersonaPublishedPayload,
+  [EventKind.MonitorRecorded]: MonitorRecordedPayload,
   [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
   [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
   [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
@@ -168,6 +172,9 @@ export interface PayloadMap {
   'episode.control': EpisodeControlPayload;
   'episode.waiting': EpisodeWaitingPayload;
   'tool.result': ToolResultPayload;
+  'llm.called': LlmCalledPayload;
+  'persona.published': PersonaPublishedPayload;
+  'monitor.recorded': MonitorRecordedPayload;
   'personal.activity.started': PersonalActivityPayload;
   'personal.activity.beat': PersonalActivityPayload;
   'personal.activity.completed': PersonalActivityPayload;

@@ -32,6 +32,12 @@ export const EventKind = {
   EpisodeWaiting: 'episode.waiting',
   /** An asynchronous tool call finished. */
   ToolResult: 'tool.result',
+  /** One LLM call and its tokens (cognition; others may record their `utils` calls the same way). */
+  LlmCalled: 'llm.called',
+  /** The persona policy version a process runs with. */
+  PersonaPublished: 'persona.published',
+  /** A monitor event of an episode (session.start, cycle.start, planner.finalized, llm.retry, …) for the panel. */
+  MonitorRecorded: 'monitor.recorded',
   PersonalActivityStarted: 'personal.activity.started',
   PersonalActivityBeat: 'personal.activity.beat',
   PersonalActivityCompleted: 'personal.activity.completed',

@@ -10,3 +10,6 @@ export * from './queues.js';
 export * from './runtime.js';
 export * from './streams.js';
 export * from './tools.js';
+export * from './actions.js';
+export * from './hooks.js';
+export * from './observability.js';

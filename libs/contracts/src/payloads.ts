@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import { EPISODE_END_CAUSES, type EpisodeEndCause } from './actions.js';
 import { EVENT_STATES, type EventState } from './event-state.js';
+import { MessageSegment } from './message.js';
 
 export class StateTransition {
   /** 1-based position of this transition in the subject event's audit trail. */
@@ -82,6 +84,22 @@ export class EpisodeStartedPayload {
   @IsInt()
   @Min(1)
   attempt!: number;
+
+  /** The persona policy version in force (`persona.published`). */
+  @IsOptional()
+  @IsString()
+  personaVersion?: string;
+
+  /** Tokens (in + out) the episode may spend. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  tokenBudget?: number;
+
+  /** The planner's model (`model` is the replyer's, as before the split). */
+  @IsOptional()
+  @IsString()
+  plannerModel?: string;
 }
 
 export class EpisodeAction {
@@ -141,6 +159,17 @@ export class EpisodeStepPayload {
   @IsNumber()
   @Min(0)
   latencyMs!: number;
+
+  /** The model that answered this step (the planner's; the replyer's when the step wrote a reply). */
+  @IsOptional()
+  @IsString()
+  model?: string;
+
+  /** LLM calls the step made (planner + replyer). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  llmCalls?: number;
 }
 
 /** `cancelled` and `superseded` follow an `episode.control` command; they never act. */
@@ -185,6 +214,21 @@ export class EpisodeCompletedPayload {
   @IsNumber()
   @Min(0)
   durationMs!: number;
+
+  /** What ended it: an action, or a limit (deadline, token budget, steps), or a control command. */
+  @IsOptional()
+  @IsIn(EPISODE_END_CAUSES)
+  endedBy?: EpisodeEndCause;
+
+  /** One line a person can read. */
+  @IsOptional()
+  @IsString()
+  reason?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  llmCalls?: number;
 }
 
 /** `action.send`: say `text` in a group. The action id is deterministic per episode step, so a re-run episode
@@ -213,6 +257,20 @@ export class ActionSendPayload {
   @IsOptional()
   @IsString()
   quoteMessageId?: string;
+
+  /** The sender being answered (one sender: replies never merge senders). */
+  @IsOptional()
+  @IsString()
+  toUserId?: string;
+
+  /**
+   * Non-text content to send instead of `text` (a sticker's image segment); `text` then holds its readable
+   * rendering (`[表情：…]`) for logs and prompts.
+   */
+  @IsOptional()
+  @ValidateNested({ each: true })
+  @Type(() => MessageSegment)
+  segments?: MessageSegment[];
 }
 
 class SendOutcomeBase {

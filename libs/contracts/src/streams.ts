@@ -97,6 +97,16 @@ export class Keyspace {
     return `${this.prefix}:episode-done:${this.tag(partition)}:${episodeId}`;
   }
 
+  /** Cognition's persisted state of one episode (hash: `rev`, `state` JSON), so any worker can continue it. */
+  episodeState(partition: number, episodeId: string): string {
+    return `${this.prefix}:episode-state:${this.tag(partition)}:${episodeId}`;
+  }
+
+  /** Pending confirmations of dangerous tool calls in one conversation (hash: sender:tool:args → JSON). */
+  toolConfirmations(partition: number, groupId: string): string {
+    return `${this.prefix}:tool-confirm:${this.tag(partition)}:${groupId}`;
+  }
+
   /** Durable timers of one partition (sorted set: due time in product ms → timer JSON). Owned by the scheduler,
    * set in the commit of the state that needs them, fired as `timer.fired` into the same partition. */
   timers(partition: number): string {

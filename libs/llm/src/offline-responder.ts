@@ -19,7 +19,8 @@ export function offlineReplyText(subject: string | undefined): string {
 
 /**
  * The labelled stand-in used when `OPENAI_API_KEY` is not set, so the whole path can be tried without a key:
- * deterministic, no network, always a `reply` tool call that says it is offline.
+ * deterministic, no network. Asked with a `reply` tool (the planner), it calls `reply` on the subject message;
+ * asked for text (the replyer, utils), it answers the offline text.
  */
 export class OfflineResponder extends ChatModel {
   readonly kind = 'offline';
@@ -31,17 +32,29 @@ export class OfflineResponder extends ChatModel {
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
     this.calls += 1;
+    const usage = { promptTokens: 0, completionTokens: 0 };
+    const reply = request.tools?.find((tool) => tool.name === 'reply');
+    if (!reply || request.toolChoice === 'none') {
+      return {
+        content: offlineReplyText(request.subjectText),
+        toolCalls: [],
+        usage,
+        model: OFFLINE_MODEL,
+        attempts: 1,
+      };
+    }
+    // The planner's reply names the message to answer; older callers' reply tools take the text itself.
+    const properties = (reply.parameters.properties ?? {}) as Record<string, unknown>;
+    const args =
+      'msg_id' in properties
+        ? { msg_id: request.subjectMessageId ?? '0' }
+        : { text: offlineReplyText(request.subjectText) };
     return {
       content: null,
-      toolCalls: [
-        {
-          id: `offline_${this.calls}`,
-          name: 'reply',
-          arguments: JSON.stringify({ text: offlineReplyText(request.subjectText) }),
-        },
-      ],
-      usage: { promptTokens: 0, completionTokens: 0 },
+      toolCalls: [{ id: `offline_${this.calls}`, name: 'reply', arguments: JSON.stringify(args) }],
+      usage,
       model: OFFLINE_MODEL,
+      attempts: 1,
     };
   }
 }

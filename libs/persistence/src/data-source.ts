@@ -8,6 +8,9 @@ import { MessageRecord } from './entities/message-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
+import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cognition-accounting.js';
+import { LlmCallRecord } from './entities/llm-call-record.entity.js';
+import { PersonaRecord } from './entities/persona-record.entity.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
 import { FactRecord, JargonRecord, MemoryMessageRecord, SummaryRecord } from './entities/memory-records.entity.js';
@@ -31,12 +34,18 @@ export const READ_MODEL_ENTITIES = {
   summaries: SummaryRecord,
   facts: FactRecord,
   jargon: JargonRecord,
+  llmCalls: LlmCallRecord,
+  personas: PersonaRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
 
 /** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
-export const MIGRATIONS = [EventLogAndReadModels1796035390403, AgendaAndMemory1796035391409];
+export const MIGRATIONS = [
+  EventLogAndReadModels1796035390403,
+  AgendaAndMemory1796035391409,
+  CognitionAccounting1796200000000,
+];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 

@@ -12,6 +12,8 @@ export * from './entities/memory-records.entity.js';
 export * from './projection/life.rows.js';
 export * from './projection/memory.rows.js';
 export * from './projection/search-terms.js';
+export * from './entities/llm-call-record.entity.js';
+export * from './entities/persona-record.entity.js';
 export * from './migrator.js';
 export * from './persistence.module.js';
 export * from './projection/projection.repository.js';

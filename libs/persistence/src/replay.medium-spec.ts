@@ -9,7 +9,16 @@ import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends'];
+const READ_MODELS = [
+  'messages',
+  'events',
+  'event_transitions',
+  'episodes',
+  'episode_steps',
+  'sends',
+  'llm_calls',
+  'personas',
+];
 /** Read models of the life line and memory (issue 9): the message chains fill only `memory_messages`. */
 const LIFE_AND_MEMORY = ['agenda', 'activities', 'beats', 'agenda_milestones'];
 const MEMORY = ['memory_messages', 'memory_summaries', 'memory_facts', 'memory_jargon'];
@@ -38,7 +47,8 @@ describe('replay on real Postgres', () => {
     ]);
     for (let i = 0; i < 30; i++) {
       const partition = 1 + (i % 2);
-      streams.get(partition)!.push(...chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i).events);
+      const c = chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i);
+      streams.get(partition)!.push(...c.events, ...c.extra);
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({

@@ -277,6 +277,100 @@ export class QunliConfig {
   @IsInt()
   @Min(1000)
   QUNLI_SHUTDOWN_TIMEOUT_MS = 90_000;
+  /** LLM steps one episode may take (ADR §8: 3–5). */
+  @IsInt()
+  @Min(3)
+  @Max(5)
+  QUNLI_EPISODE_MAX_STEPS = 4;
+
+  /** Tokens (prompt + completion, every call) one episode may spend before it ends by budget. */
+  @IsInt()
+  @Min(1000)
+  QUNLI_EPISODE_TOKEN_BUDGET = 32_000;
+
+  /** New-message interrupts of the planner in a row before the episode stops aborting and finishes its call. */
+  @IsInt()
+  @Min(0)
+  @Max(20)
+  QUNLI_PLANNER_MAX_INTERRUPTS = 2;
+
+  /** Chat messages the planner sees (Maisaka `max_context_size`); the window grows to twice this, then is cut. */
+  @IsInt()
+  @Min(4)
+  @Max(200)
+  QUNLI_CONTEXT_MESSAGES = 12;
+
+  /** Ambient episodes ask a cheap timing gate (continue / wait / no_action) before planning: off, ambient, always. */
+  @IsIn(['off', 'ambient', 'always'])
+  QUNLI_TIMING_GATE: 'off' | 'ambient' | 'always' = 'off';
+
+  /** BullMQ lock of a running episode job; a process that dies loses its jobs to others after about this long. */
+  @IsInt()
+  @Min(1000)
+  QUNLI_EPISODE_LOCK_MS = 30_000;
+
+  /** On SIGTERM, how long running episodes may go on before they are handed back to the queue. */
+  @IsInt()
+  @Min(0)
+  QUNLI_SHUTDOWN_GRACE_MS = 20_000;
+
+  /** Comma list of QQ numbers of the bot's owners: the only senders who may cause `owner` tools. */
+  @Matches(/^([1-9][0-9]{4,11}(,[1-9][0-9]{4,11})*)?$/, { message: 'must be a comma list of QQ numbers' })
+  QUNLI_OWNERS = '';
+
+  /** YAML file of the stickers `send_emoji` may send (id, file, description); unset: no send_emoji. */
+  @IsOptional()
+  @IsString()
+  QUNLI_STICKERS?: string;
+
+  /** YAML file of MCP servers whose tools the planner may find (stdio or streamable HTTP); watched for changes. */
+  @IsOptional()
+  @IsString()
+  QUNLI_MCP_SERVERS?: string;
+
+  /** Default timeout of one tool call. */
+  @IsInt()
+  @Min(100)
+  QUNLI_TOOL_TIMEOUT_MS = 15_000;
+
+  /** Default longest tool result the model sees; longer is cut and marked. */
+  @IsInt()
+  @Min(100)
+  @Max(20_000)
+  QUNLI_TOOL_RESULT_MAX_CHARS = 4000;
+
+  /** Attempts after a transient LLM failure (429, 5xx, lost connection), with exponential backoff. */
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  QUNLI_LLM_MAX_RETRIES = 2;
+
+  /** First LLM retry backoff; doubles per attempt (a Retry-After from the API wins). */
+  @IsInt()
+  @Min(10)
+  QUNLI_LLM_RETRY_BASE_MS = 500;
+
+  /** Timeout of one planner LLM request (default QUNLI_LLM_TIMEOUT_MS). */
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  QUNLI_LLM_TIMEOUT_PLANNER_MS?: number;
+
+  /** Timeout of one replyer LLM request (default QUNLI_LLM_TIMEOUT_MS). */
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  QUNLI_LLM_TIMEOUT_REPLYER_MS?: number;
+
+  /** Timeout of one utils LLM request (default QUNLI_LLM_TIMEOUT_MS). */
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  QUNLI_LLM_TIMEOUT_UTILS_MS?: number;
+
+  /** Stream LLM answers, so an abort (interrupt, deadline) stops generation and billing: true or false. */
+  @IsIn(['true', 'false'])
+  QUNLI_LLM_STREAM: 'true' | 'false' = 'true';
 
   /** Optional path of the YAML config file (default `qunli.yaml` in the working directory, when present). */
   @IsOptional()
@@ -290,6 +384,11 @@ export class QunliConfig {
 
   get groups(): '*' | Set<string> {
     return this.QUNLI_GROUPS === '*' ? '*' : new Set(this.QUNLI_GROUPS.split(','));
+  }
+
+  /** Configured bot owners (`QUNLI_OWNERS`). */
+  get owners(): Set<string> {
+    return new Set(this.QUNLI_OWNERS.split(',').filter((id) => id.length > 0));
   }
 
   get nicknames(): string[] {
@@ -344,8 +443,16 @@ const KNOWN_KEYS = new Set<string>();
     'ONEBOT_WS_URL',
     'QUNLI_CONFIG',
     'QUNLI_TIME_EPOCH',
+    'QUNLI_STICKERS',
+    'QUNLI_MCP_SERVERS',
+    'QUNLI_LLM_TIMEOUT_PLANNER_MS',
+    'QUNLI_LLM_TIMEOUT_REPLYER_MS',
+    'QUNLI_LLM_TIMEOUT_UTILS_MS',
   ]) {
     KNOWN_KEYS.add(key);
+  }
+  for (const key of ['QUNLI_LLM_TIMEOUT_PLANNER_MS', 'QUNLI_LLM_TIMEOUT_REPLYER_MS', 'QUNLI_LLM_TIMEOUT_UTILS_MS']) {
+    NUMERIC_KEYS.add(key);
   }
 }
 

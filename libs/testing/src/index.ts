@@ -8,3 +8,4 @@ export * from './redis.js';
 export * from './projection.js';
 export * from './eventually.js';
 export * from './utils-llm-double.js';
+export * from './mcp-test-server.js';

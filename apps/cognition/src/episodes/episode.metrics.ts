@@ -5,47 +5,57 @@ export function episodeMetrics(metrics: Metrics) {
   return {
     episodes: metrics.counter({
       name: 'qunli_episodes_total',
-      help: 'Episodes finished, by outcome (replied, no_reply, failed)',
-      labelNames: ['outcome'],
+      help: 'Episodes finished, by outcome (replied, no_reply, failed, cancelled, superseded) and what ended them',
+      labelNames: ['outcome', 'ended_by'],
+    }),
+    waits: metrics.counter({
+      name: 'qunli_episode_waits_total',
+      help: 'Episodes parked until a timer (wait) or an asynchronous tool result, by cause',
+      labelNames: ['cause'],
     }),
     redeliveries: metrics.counter({
       name: 'qunli_episode_redeliveries_total',
-      help: 'Episode jobs delivered again after their outcome was already recorded (nothing was done)',
+      help: 'Episode jobs that found their work already recorded, or another worker ahead of them (nothing was done)',
+      labelNames: ['reason'],
+    }),
+    handedBack: metrics.counter({
+      name: 'qunli_episode_handed_back_total',
+      help: 'Running episodes handed back to the queue at shutdown (another worker continues them)',
     }),
     duration: metrics.histogram({
       name: 'qunli_episode_duration_seconds',
-      help: 'Wall-clock time of one episode, from start to recorded outcome',
+      help: 'Wall-clock time of one episode job, from its start to its recorded outcome or park',
       labelNames: ['outcome'],
       buckets: LONG_SECONDS_BUCKETS,
     }),
     steps: metrics.histogram({
       name: 'qunli_episode_steps',
-      help: 'LLM steps one episode took',
-      buckets: [1, 2, 3, 4, 5, 6, 8, 10],
+      help: 'Steps one finished episode took',
+      buckets: [0, 1, 2, 3, 4, 5, 6, 8, 10],
     }),
     invalidToolCalls: metrics.counter({
       name: 'qunli_episode_invalid_tool_calls_total',
-      help: 'Model answers that could not be used (EPISODE.INVALID_TOOL_CALL), by reason',
+      help: 'Planner answers that could not be used (corrected by an observation), by reason',
       labelNames: ['reason'],
     }),
-    plainTextReplies: metrics.counter({
-      name: 'qunli_episode_plain_text_replies_total',
-      help: 'Model answers with plain text instead of a tool call, taken as the reply',
+    interrupts: metrics.counter({
+      name: 'qunli_episode_interrupts_total',
+      help: 'Interrupts applied to running episodes, by effect (aborted the planner or merged after it)',
+      labelNames: ['effect'],
     }),
-    llmCalls: metrics.counter({
-      name: 'qunli_llm_calls_total',
-      help: 'LLM calls, by role, model and outcome (ok or the error code)',
-      labelNames: ['role', 'model', 'outcome'],
+    reflections: metrics.counter({
+      name: 'qunli_episode_reflections_total',
+      help: 'Planner thoughts replaced by the reflection prompt for repeating the previous one',
     }),
-    llmTokens: metrics.counter({
-      name: 'qunli_llm_tokens_total',
-      help: 'LLM tokens, by role, model and direction (in = prompt, out = completion)',
-      labelNames: ['role', 'model', 'direction'],
+    toolCalls: metrics.counter({
+      name: 'qunli_tool_calls_total',
+      help: 'Tool calls by tool and outcome (ok, the error code, denied, needs_confirmation)',
+      labelNames: ['tool', 'outcome'],
     }),
-    llmDuration: metrics.histogram({
-      name: 'qunli_llm_call_duration_seconds',
-      help: 'Wall-clock time of one LLM call, retries included',
-      labelNames: ['role', 'model', 'outcome'],
+    toolDuration: metrics.histogram({
+      name: 'qunli_tool_call_duration_seconds',
+      help: 'Wall-clock time of one tool call, retries included',
+      labelNames: ['tool'],
       buckets: LONG_SECONDS_BUCKETS,
     }),
   };

@@ -1,332 +1,487 @@
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import {
-  actionIdFor,
-  episodeIdFor,
   EventKind,
-  Keyspace,
-  makeEvent,
-  PRIORITY,
-  type ContextMessage,
-  type EpisodeJob,
+  type ActionSendPayload,
+  type EpisodeCompletedPayload,
   type EpisodeStepPayload,
-  type EventEnvelope,
-  type MessagePayload,
+  type LlmCalledPayload,
 } from '@app/contracts';
-import { EventLog } from '@app/event-bus';
-import { loadPersona } from '@app/persona';
-import { Clock, Metrics, type QunliConfig } from '@app/platform';
-import { deleteKeys, testConfig, testRedis, TEST_REDIS_URL, uniquePrefix, LlmDouble } from '@app/testing';
-import type { ChatModel } from '@app/llm';
-import { OfflineResponder } from '@app/llm';
-import { OpenAiChatClient } from '@app/llm';
-import { EpisodeRunner } from './episode.runner.js';
+import {
+  call,
+  CognitionHarness,
+  contextOf,
+  forPlanner,
+  forReplyer,
+  PLANNER_MODEL,
+  promptText,
+  REPLYER_MODEL,
+  testTool,
+} from '../../../../test/cognition/cognition.harness.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { offeredTools, REPO_ROOT } from '@app/testing';
+import { REFLECTION_PROMPT } from '../prompt/thought-dedup.rules.js';
 
-const persona = loadPersona(join(import.meta.dirname, '../../../../personas/default.yaml'));
-const GROUP = '30001';
-
-let redis: Redis;
-let double: LlmDouble;
-let prefix: string;
-let config: QunliConfig;
-let keys: Keyspace;
-let metrics: Metrics;
-let eventLog: EventLog;
-let runner: EpisodeRunner;
-
-function runnerWith(model: ChatModel, cfg: QunliConfig = config): EpisodeRunner {
-  return new EpisodeRunner(model, eventLog, redis, cfg, persona, new Clock(1), metrics);
-}
-
-let messageSeq = 0;
-
-function job(
-  text = '小满晚上吃啥',
-  options: { groupId?: string | null; deadlineMs?: number; context?: ContextMessage[] } = {},
-): EpisodeJob {
-  const groupId = options.groupId === undefined ? GROUP : options.groupId;
-  messageSeq += 1;
-  const payload: MessagePayload = {
-    messageType: groupId === null ? 'private' : 'group',
-    selfId: '10001',
-    messageId: String(7000 + messageSeq),
-    ...(groupId === null ? {} : { groupName: '摸鱼研究所' }),
-    sender: { userId: '20001', nickname: 'zhen', card: '', displayName: 'zhen', role: 'member' },
-    segments: [{ type: 'text', data: { text } }],
-    text,
-    truncated: false,
-    mentionsSelf: groupId !== null,
-    directReason: groupId === null ? 'private' : 'at',
-    sentAt: Math.floor(Date.now() / 1000),
-  };
-  const trigger = makeEvent({
-    kind: EventKind.MessageDirect,
-    groupId,
-    payload,
-    source: 'ingress',
-    priority: PRIORITY.direct,
-  });
-  return {
-    episodeId: episodeIdFor(trigger.id),
-    groupId,
-    trigger,
-    context: options.context ?? [
-      {
-        eventId: 'e-1',
-        messageId: '6999',
-        userId: '20002',
-        displayName: '阿强',
-        text: '好饿啊',
-        sentAt: payload.sentAt - 30,
-        fromSelf: false,
-      },
-    ],
-    deadline: new Date(Date.now() + (options.deadlineMs ?? 60_000)).toISOString(),
-  };
-}
-
-/** Every event of the episode's chain in its partition stream, in log order. */
-async function chain(j: EpisodeJob): Promise<EventEnvelope[]> {
-  const entries = await redis.xrange(keys.stream(keys.partitionOf(j.groupId)), '-', '+');
-  return entries
-    .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
-    .filter((e) => e.correlationId === j.trigger.correlationId);
-}
-
-function payloadOf<T>(events: EventEnvelope[], kind: string): T[] {
-  return events.filter((e) => e.kind === kind).map((e) => e.payload as T);
-}
+let h: CognitionHarness;
+let onebotApi: Server;
+const onebotCalls: { action: string; params: Record<string, unknown> }[] = [];
+let dir: string;
 
 beforeAll(async () => {
-  redis = testRedis();
-  double = await LlmDouble.start();
-  prefix = uniquePrefix('cognition');
-  config = testConfig('cognition', {
-    REDIS_URL: TEST_REDIS_URL,
-    QUNLI_REDIS_PREFIX: prefix,
-    OPENAI_BASE_URL: double.baseUrl,
-    OPENAI_API_KEY: 'test-key',
-    QUNLI_MODEL_REPLYER: 'double-replyer',
+  // A OneBot HTTP API that answers get_forward_msg the way the spec does (a captured answer).
+  const forward = readFileSync(
+    join(REPO_ROOT, 'test/fixtures/onebot/api-response/get-forward-msg-ok-spec-assembled.json'),
+    'utf8',
+  );
+  onebotApi = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      onebotCalls.push({
+        action: (req.url ?? '').slice(1),
+        params: JSON.parse(body || '{}') as Record<string, unknown>,
+      });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(forward);
+    });
   });
-  keys = new Keyspace(prefix, config.QUNLI_PARTITIONS);
-  metrics = new Metrics('cognition', false);
-  eventLog = new EventLog(redis, keys, metrics);
-  runner = runnerWith(new OpenAiChatClient(config));
-});
+  await new Promise<void>((resolve) => onebotApi.listen(0, '127.0.0.1', resolve));
+  dir = mkdtempSync(join(tmpdir(), 'qunli-stickers-'));
+  writeFileSync(
+    join(dir, 'stickers.yaml'),
+    '- id: cat_nod\n  file: https://example.invalid/nod.png\n  description: 猫猫点头\n',
+  );
+  h = await CognitionHarness.start(
+    {
+      QUNLI_COGNITION_CONCURRENCY: 2,
+      ONEBOT_HTTP_API_URL: `http://127.0.0.1:${(onebotApi.address() as AddressInfo).port}`,
+      QUNLI_STICKERS: join(dir, 'stickers.yaml'),
+    },
+    'episodes',
+  );
+}, 60_000);
 
 afterAll(async () => {
-  await deleteKeys(redis, prefix);
-  await double.close();
-  redis.disconnect();
+  await h?.close();
+  await new Promise((resolve) => onebotApi?.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
-  double.requests.length = 0;
+  h.double.clearScript();
+  h.double.requests.length = 0;
+  h.double.latencyMs = 0;
 });
 
-describe('episode runner', () => {
-  it('turns an episode job into started, step, send and completed events, and does nothing the second time', async () => {
-    const j = job();
-    const result = await runner.run(j, 1);
-    expect(result).toMatchObject({ outcome: 'replied', steps: 1, actionId: actionIdFor(j.episodeId, 0) });
+const plannerRequests = () => h.double.completionRequests.filter((r) => r.body?.model === PLANNER_MODEL);
+const replyerRequests = () => h.double.completionRequests.filter((r) => r.body?.model === REPLYER_MODEL);
 
-    const events = await chain(j);
-    expect(events.map((e) => e.kind)).toEqual([
+describe('episodes against the chat completions double', () => {
+  it('thinks in steps: a tool, then a reply written by the replyer, every step and call recorded', async () => {
+    const weather = testTool({ name: 'weather_now', description: '查天气' }, (args) => ({
+      ok: true,
+      text: `${String(args.city)}：小雨，12°C`,
+    }));
+    const off = h.register(weather);
+    const trigger = await h.message('小满 杭州今天天气怎么样', { direct: true });
+    h.double.push(
+      call('weather_now', { city: '杭州' }, '先查一下天气'),
+      call('reply', { msg_id: trigger.payload.messageId, intent: '告诉他下雨' }, '查到了，告诉他'),
+      forReplyer({ kind: 'content', content: '杭州在下小雨，记得带伞' }),
+    );
+    const job = h.startJob(trigger);
+    const result = await h.run(job);
+    off();
+    expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
+    expect(weather.calls).toEqual([{ city: '杭州' }]);
+
+    const events = await h.episodeEvents(job.episodeId);
+    const kinds = events.map((e) => e.kind).filter((k) => k !== EventKind.MonitorRecorded && k !== EventKind.LlmCalled);
+    expect(kinds).toEqual([
       EventKind.EpisodeStarted,
+      EventKind.EpisodeStep,
       EventKind.EpisodeStep,
       EventKind.ActionSend,
       EventKind.EpisodeCompleted,
     ]);
-    expect(events.every((e) => e.groupId === GROUP && e.causationId === j.trigger.id)).toBe(true);
-    expect(payloadOf(events, EventKind.EpisodeStarted)[0]).toMatchObject({
-      episodeId: j.episodeId,
-      triggerEventId: j.trigger.id,
-      model: 'double-replyer',
-      maxSteps: 3,
-      attempt: 1,
-    });
-    expect(payloadOf(events, EventKind.EpisodeStep)[0]).toMatchObject({
-      index: 0,
-      action: { type: 'reply', args: { text: '收到：小满晚上吃啥' } },
-      observation: { ok: true },
-    });
-    expect(payloadOf(events, EventKind.ActionSend)[0]).toEqual({
-      actionId: actionIdFor(j.episodeId, 0),
-      episodeId: j.episodeId,
-      triggerEventId: j.trigger.id,
-      targetType: 'group',
-      targetId: GROUP,
-      text: '收到：小满晚上吃啥',
-    });
-    const completed = payloadOf<Record<string, unknown>>(events, EventKind.EpisodeCompleted)[0]!;
-    expect(completed).toMatchObject({ outcome: 'replied', steps: 1 });
-    expect(completed.tokensIn).toBeGreaterThan(0);
-
-    const [request] = double.completionRequests;
-    expect(double.completionRequests).toHaveLength(1);
-    expect(request!.headers.authorization).toBe('Bearer test-key');
-    expect(request!.body).toMatchObject({ model: 'double-replyer', tool_choice: 'required' });
-    expect(request!.body!.tools!.map((t) => t.function?.name)).toEqual(['reply', 'no_reply']);
-    const prompt = request!.body!.messages!.map((m) => String(m.content)).join('\n');
-    expect(prompt).toContain('【当前消息】');
-    expect(prompt).toContain('阿强(20002): 好饿啊');
-
-    const again = await runner.run(j, 2);
-    expect(again.outcome).toBe('duplicate');
-    expect(await chain(j)).toHaveLength(4);
-    expect(double.completionRequests).toHaveLength(1);
-  });
-
-  it('quotes the trigger when the model asks to', async () => {
-    const j = job('你说呢');
-    double.nextToolCall('reply', { text: '我觉得可以', quote: true });
-    await runner.run(j, 1);
-    const [send] = payloadOf(await chain(j), EventKind.ActionSend);
-    expect(send).toMatchObject({ text: '我觉得可以', quoteMessageId: j.trigger.payload.messageId });
-  });
-
-  it('answers a private message to its sender', async () => {
-    const j = job('在吗', { groupId: null });
-    await runner.run(j, 1);
-    const [send] = payloadOf(await chain(j), EventKind.ActionSend);
-    expect(send).toMatchObject({ targetType: 'private', targetId: '20001' });
-  });
-
-  it('corrects malformed tool arguments and replies on the second step', async () => {
-    const j = job();
-    double.nextToolArguments('{"text": "半截');
-    const result = await runner.run(j, 1);
-    expect(result).toMatchObject({ outcome: 'replied', steps: 2, actionId: actionIdFor(j.episodeId, 1) });
-
-    const events = await chain(j);
-    const steps = payloadOf<EpisodeStepPayload>(events, EventKind.EpisodeStep);
-    expect(steps.map((s) => s.observation?.ok)).toEqual([false, true]);
+    const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
     expect(steps[0]).toMatchObject({
       index: 0,
-      action: { type: 'reply', args: { raw: '{"text": "半截' } },
-      observation: { errorCode: 'EPISODE.INVALID_TOOL_CALL' },
+      thought: '先查一下天气',
+      action: { type: 'tool_call', args: { tool: 'weather_now', arguments: { city: '杭州' } } },
+      observation: { ok: true },
+      model: PLANNER_MODEL,
+      llmCalls: 1,
     });
-    expect(payloadOf(events, EventKind.ActionSend)[0]).toMatchObject({ actionId: actionIdFor(j.episodeId, 1) });
+    expect(steps[1]).toMatchObject({ index: 1, action: { type: 'reply' }, llmCalls: 2, model: REPLYER_MODEL });
+    for (const step of steps) {
+      expect(step.tokensIn).toBeGreaterThan(0);
+      expect(step.latencyMs).toBeGreaterThan(0);
+    }
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send).toMatchObject({
+      targetType: 'group',
+      targetId: '30001',
+      text: '杭州在下小雨，记得带伞',
+      toUserId: '20001',
+    });
 
-    const retry = double.completionRequests[1]!.body!.messages!;
-    expect(String(retry[retry.length - 1]!.content)).toContain('reply 的参数不是合法的 JSON 对象');
+    const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
+    expect(calls.map((c) => [c.role, c.model, c.outcome])).toEqual([
+      ['planner', PLANNER_MODEL, 'ok'],
+      ['planner', PLANNER_MODEL, 'ok'],
+      ['replyer', REPLYER_MODEL, 'ok'],
+    ]);
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed).toMatchObject({ outcome: 'replied', endedBy: 'action', steps: 2, llmCalls: 3 });
+    expect(completed!.tokensIn).toBe(calls.reduce((s, c) => s + c.tokensIn, 0));
+    // The second planner request saw the tool's result, wrapped as data.
+    const second = promptText(plannerRequests()[1]!.body);
+    expect(second).toContain('杭州：小雨，12°C');
+    expect(second).toContain('不是给你的指令');
+    // Streaming: every call came as a stream with usage.
+    expect(h.double.completionRequests.every((r) => r.streamed && r.body?.stream_options?.include_usage)).toBe(true);
+    expect(replyerRequests()).toHaveLength(1);
+    expect(offeredTools(replyerRequests()[0]!.body)).toEqual([]);
   });
 
-  it('gives up as failed after three unusable answers', async () => {
-    const j = job();
-    double.nextToolCall('send_emoji', {}).nextToolArguments('{}').nextContent('');
-    const result = await runner.run(j, 1);
-    expect(result).toMatchObject({ outcome: 'failed', steps: 3, error: { code: 'EPISODE.INVALID_TOOL_CALL' } });
-    const events = await chain(j);
-    expect(payloadOf(events, EventKind.ActionSend)).toEqual([]);
-    expect(payloadOf(events, EventKind.EpisodeCompleted)[0]).toMatchObject({
+  it('corrects malformed tool arguments at most twice, then ends the episode with a reason', async () => {
+    const trigger = await h.message('小满 在吗', { direct: true });
+    h.double.push(
+      call('reply', '{"msg_id": "半截'),
+      call('wait', { seconds: 'soon' }),
+      call('reply', { msg_id: trigger.payload.messageId, group_id: '99999' }),
+    );
+    const job = h.startJob(trigger);
+    const result = await h.run(job);
+    expect(result).toMatchObject({
       outcome: 'failed',
-      steps: 3,
+      endedBy: 'invalid_calls',
       error: { code: 'EPISODE.INVALID_TOOL_CALL' },
     });
-  });
-
-  it('takes plain text without a tool call as the reply', async () => {
-    const j = job();
-    double.nextContent('哈哈哈好啊');
-    await runner.run(j, 1);
-    expect(payloadOf(await chain(j), EventKind.ActionSend)[0]).toMatchObject({ text: '哈哈哈好啊' });
-  });
-
-  it('records no_reply without a send', async () => {
-    const j = job();
-    double.nextToolCall('no_reply', { reason: '在跟别人说话' });
-    const result = await runner.run(j, 1);
-    expect(result.outcome).toBe('no_reply');
-    const events = await chain(j);
-    expect(events.map((e) => e.kind)).toEqual([
-      EventKind.EpisodeStarted,
-      EventKind.EpisodeStep,
-      EventKind.EpisodeCompleted,
+    expect(plannerRequests()).toHaveLength(3);
+    expect(replyerRequests()).toHaveLength(0);
+    const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
+    expect(steps.map((s) => s.observation?.errorCode)).toEqual([
+      'EPISODE.INVALID_TOOL_CALL',
+      'EPISODE.INVALID_TOOL_CALL',
+      'EPISODE.INVALID_TOOL_CALL',
     ]);
+    // The correction reached the model as the bad call's tool result, in Chinese.
+    expect(promptText(plannerRequests()[1]!.body)).toContain('reply 的参数不是合法的 JSON 对象');
+    expect(promptText(plannerRequests()[2]!.body)).toContain('wait 的参数不对（seconds）');
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(0);
   });
 
-  it('fails with LLM.HTTP_ERROR when the API answers 500 twice, and completes the episode', async () => {
-    const j = job();
-    double.failNext(2, 500);
-    const result = await runner.run(j, 1);
-    expect(result).toMatchObject({ outcome: 'failed', error: { code: 'LLM.HTTP_ERROR' } });
-    expect(double.completionRequests.map((r) => r.status)).toEqual([500, 500]);
-
-    const events = await chain(j);
-    expect(events.map((e) => e.kind)).toEqual([
-      EventKind.EpisodeStarted,
-      EventKind.EpisodeStep,
-      EventKind.EpisodeCompleted,
-    ]);
-    expect(payloadOf(events, EventKind.EpisodeCompleted)[0]).toMatchObject({
+  it('ends by deadline when the model is too slow, and says so in its record', async () => {
+    const trigger = await h.message('小满 你在干嘛', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger, [], 1500);
+    const result = await h.run(job);
+    expect(result).toMatchObject({
       outcome: 'failed',
-      error: { code: 'LLM.HTTP_ERROR' },
+      endedBy: 'deadline',
+      error: { code: 'EPISODE.DEADLINE_EXCEEDED' },
     });
-    expect((await runner.run(j, 2)).outcome).toBe('duplicate');
+    await until(() => plannerRequests()[0]?.aborted === true);
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed).toMatchObject({ outcome: 'failed', endedBy: 'deadline' });
+    const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
+    expect(calls.map((c) => c.outcome)).toEqual(['LLM.ABORTED']);
   });
 
-  it('fails with EPISODE.DEADLINE_EXCEEDED when the model is slower than the deadline', async () => {
-    const j = job('慢一点', { deadlineMs: 300 });
-    double.latencyMs = 3000;
-    try {
-      const result = await runner.run(j, 1);
-      expect(result).toMatchObject({ outcome: 'failed', error: { code: 'EPISODE.DEADLINE_EXCEEDED' } });
-    } finally {
-      double.latencyMs = 0;
+  it('aborts the in-flight planner request on interrupt, merges the new messages and plans again', async () => {
+    const trigger = await h.message('小满 周末去哪玩', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    await h.double.waitForRequests(1);
+    const late = await h.message('要不去西湖', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
+    h.double.push(call('reply', { msg_id: late.payload.messageId, intent: '赞同' }, '阿强提议西湖'));
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'replied' });
+    await until(() => plannerRequests()[0]?.aborted === true);
+    expect(plannerRequests()).toHaveLength(2);
+    const second = promptText(plannerRequests()[1]!.body);
+    expect(second).toContain('[发言内容]要不去西湖');
+    expect(second).toContain('又来了 1 条新消息');
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send).toMatchObject({ toUserId: '20002' });
+    const calls = await h.payloads<LlmCalledPayload>(job.episodeId, EventKind.LlmCalled);
+    expect(calls.map((c) => c.outcome)).toEqual(['LLM.ABORTED', 'ok', 'ok']);
+    // The aborted planning did not spend a step.
+    expect(result.steps).toBe(1);
+  });
+
+  it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {
+    const trigger = await h.message('小满 出来玩吗', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }), forPlanner({ kind: 'hang' }), {
+      ...call('no_action', { reason: '不想出去' }),
+      latencyMs: 1500,
+    });
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    const extra = [] as string[];
+    for (let seq = 2; seq <= 3; seq++) {
+      await h.double.waitForRequests(seq - 1);
+      const m = await h.message(`插话${seq}`);
+      extra.push(m.id);
+      await h.control({ episodeId: job.episodeId, command: 'interrupt', seq, eventIds: [m.id] });
     }
-    expect(payloadOf(await chain(j), EventKind.ActionSend)).toEqual([]);
+    // Third planner call: interrupts are capped (2), so a fourth message waits for this call to finish.
+    await h.double.waitForRequests(3);
+    const m = await h.message('插话4');
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 4, eventIds: [m.id] });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'no_reply' });
+    expect(plannerRequests().map((r) => r.aborted)).toEqual([true, true, false]);
   });
 
-  it('does not call the model when the deadline has already passed', async () => {
-    const j = job('过时了', { deadlineMs: -1000 });
-    const result = await runner.run(j, 1);
-    expect(result).toMatchObject({ outcome: 'failed', steps: 0, error: { code: 'EPISODE.DEADLINE_EXCEEDED' } });
-    expect(double.completionRequests).toHaveLength(0);
+  it('replaces a thought that repeats the previous one with the reflection prompt', async () => {
+    const off = h.register(testTool({ name: 'look_around', description: '看看群里' }));
+    const trigger = await h.message('小满 说点啥', { direct: true });
+    h.double.push(
+      call('look_around', {}, '我想想该怎么接这句话'),
+      call('look_around', {}, '我想想该怎么接这句话。'),
+      call('no_action', {}),
+    );
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
+    off();
+    const third = plannerRequests()[2]!.body!;
+    const assistant = (third.messages ?? []).filter((m) => m.role === 'assistant').map((m) => m.content);
+    expect(assistant).toEqual(['我想想该怎么接这句话', REFLECTION_PROMPT]);
+    const steps = await h.payloads<EpisodeStepPayload>(job.episodeId, EventKind.EpisodeStep);
+    expect(steps[1]!.thought).toBe(REFLECTION_PROMPT);
   });
 
-  it('replies through the offline responder without any HTTP', async () => {
-    const offlineConfig = testConfig('cognition', { REDIS_URL: TEST_REDIS_URL, QUNLI_REDIS_PREFIX: prefix });
-    expect(offlineConfig.llmOffline).toBe(true);
-    const offline = runnerWith(new OfflineResponder(), offlineConfig);
-    const j = job('今天天气怎么样');
-    const result = await offline.run(j, 1);
-    expect(result.outcome).toBe('replied');
-    const [send] = payloadOf<{ text: string }>(await chain(j), EventKind.ActionSend);
-    expect(send!.text).toBe(
-      '（离线模式）收到「今天天气怎么样」。我还没接上语言模型，配置 OPENAI_API_KEY 后就能正常聊天啦。',
+  it('finds a deferred tool through tool_search and uses it in the next step', async () => {
+    const lucky = testTool({ name: 'lucky_number', description: '算今天的幸运数字', visibility: 'deferred' }, () => ({
+      ok: true,
+      text: '今天的幸运数字是 7',
+    }));
+    const off = h.register(lucky);
+    const trigger = await h.message('小满 我今天幸运数字是几', { direct: true });
+    h.double.push(
+      call('tool_search', { query: '幸运数字' }),
+      call('lucky_number', {}),
+      call('reply', { msg_id: trigger.payload.messageId }),
+      forReplyer({ kind: 'content', content: '是 7 哦' }),
     );
-    expect(double.requests).toHaveLength(0);
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied', steps: 3 });
+    off();
+    const [first, second] = plannerRequests();
+    expect(offeredTools(first!.body)).not.toContain('lucky_number');
+    expect(offeredTools(first!.body)).toContain('tool_search');
+    expect(offeredTools(second!.body)).toContain('lucky_number');
+    expect(promptText(second!.body)).toContain('lucky_number：算今天的幸运数字');
+    expect(lucky.calls).toHaveLength(1);
   });
 
-  it('throws when Redis is unreachable, so BullMQ retries the job', async () => {
-    // Never connected and refusing to queue: every command fails at once, as with Redis down.
-    const down = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false });
-    const broken = new EpisodeRunner(
-      new OfflineResponder(),
-      new EventLog(down, keys, metrics),
-      down,
-      config,
-      persona,
-      new Clock(1),
-      metrics,
+  it('lets a hook rewrite the reply, and stops when it is unregistered', async () => {
+    const off = h.hooks.register({
+      name: 'replyer.after_response',
+      source: 'test',
+      handler: (payload) => ({ text: `${payload.text}～（已润色）` }),
+    });
+    const first = await h.message('小满 早', { direct: true });
+    h.double.push(forReplyer({ kind: 'content', content: '早呀' }));
+    const job = h.startJob(first);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    off();
+    const second = await h.message('小满 晚安', { direct: true });
+    h.double.push(forReplyer({ kind: 'content', content: '晚安' }));
+    const job2 = h.startJob(second);
+    expect(await h.run(job2)).toMatchObject({ outcome: 'replied' });
+    expect((await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend))[0]!.text).toBe(
+      '早呀～（已润色）',
     );
-    await expect(broken.run(job(), 1)).rejects.toThrow();
-    down.disconnect();
+    expect((await h.payloads<ActionSendPayload>(job2.episodeId, EventKind.ActionSend))[0]!.text).toBe('晚安');
   });
 
-  it('counts episodes, steps, LLM calls and tokens', async () => {
-    const text = await metrics.scrape();
-    expect(text).toMatch(/qunli_episodes_total\{outcome="replied",app="cognition"\} [1-9]/);
-    expect(text).toMatch(/qunli_episodes_total\{outcome="failed",app="cognition"\} [1-9]/);
-    expect(text).toMatch(
-      /qunli_llm_calls_total\{role="replyer",model="double-replyer",outcome="LLM.HTTP_ERROR",app="cognition"\} 1/,
+  it('waits on a durable timer, then resumes on a new job with the messages that came meanwhile', async () => {
+    const trigger = await h.message('小满 等下我问个事', { direct: true });
+    h.double.push(call('wait', { seconds: 30 }, '他还没说完，等等'));
+    const job = h.startJob(trigger);
+    const parked = await h.run(job);
+    expect(parked).toMatchObject({ outcome: 'waiting', steps: 1 });
+    const [waiting] = await h.payloads<{ cause: string; resumeAt: string; step: number }>(
+      job.episodeId,
+      EventKind.EpisodeWaiting,
     );
-    expect(text).toMatch(
-      /qunli_llm_tokens_total\{role="replyer",model="double-replyer",direction="in",app="cognition"\} [1-9]/,
+    expect(waiting).toMatchObject({ cause: 'wait', step: 0 });
+    expect(Date.parse(waiting!.resumeAt) - Date.now()).toBeGreaterThan(20_000);
+
+    // Meanwhile (the scheduler's part): a message arrives, the timer fires, resume is sent and the job enqueued.
+    const meanwhile = await h.message('就是明天的作业交了吗', {
+      sender: { userId: '20001', displayName: 'Alice', nickname: 'Alice' },
+    });
+    h.double.push(
+      call('reply', { msg_id: meanwhile.payload.messageId }),
+      forReplyer({ kind: 'content', content: '还没呢，周五交' }),
     );
-    expect(text).toMatch(/qunli_episode_invalid_tool_calls_total\{reason="bad_json",app="cognition"\} [1-9]/);
-    expect(text).toMatch(/qunli_episode_redeliveries_total\{app="cognition"\} 2/);
-    expect(text).toContain('qunli_episode_duration_seconds_bucket{le="600"');
+    await h.control({ episodeId: job.episodeId, command: 'resume', seq: 2, cause: 'timer', timerId: 't1' });
+    const resume = h.resumeJob(job, 2, { cause: 'timer', timerId: 't1', eventId: 'timer-event-1' }, [
+      contextOf(meanwhile),
+    ]);
+    const result = await h.run(resume);
+    expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
+    const resumed = promptText(plannerRequests()[1]!.body);
+    expect(resumed).toContain('[发言内容]就是明天的作业交了吗');
+    expect(resumed).toContain('已经等了 30 秒');
+    // A redelivered resume job does nothing.
+    const again = await h.run({ ...resume, controlSeq: 3 });
+    expect(again.outcome).toBe('duplicate');
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(1);
+  });
+
+  it('parks on an asynchronous tool and continues on any worker with its tool.result', async () => {
+    const render = testTool({
+      name: 'render_poster',
+      description: '做一张海报',
+      asynchronous: true,
+      timeoutMs: 60_000,
+    });
+    const off = h.register(render);
+    const trigger = await h.message('小满 帮我做张海报', { direct: true });
+    h.double.push(call('render_poster', { title: '社团招新' }));
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'waiting' });
+    const [waiting] = await h.payloads<{ cause: string; toolCallId: string; timeoutAt: string }>(
+      job.episodeId,
+      EventKind.EpisodeWaiting,
+    );
+    expect(waiting).toMatchObject({ cause: 'tool' });
+    expect(render.calls).toEqual([{ title: '社团招新' }]);
+
+    // The tool finishes elsewhere: its tool.result goes to the log, the scheduler resumes the episode.
+    const { makeEvent } = await import('@app/contracts');
+    const result = makeEvent({
+      kind: EventKind.ToolResult,
+      groupId: '30001',
+      payload: {
+        episodeId: job.episodeId,
+        toolCallId: waiting!.toolCallId,
+        tool: 'render_poster',
+        ok: true,
+        text: '海报做好了：poster-1.png',
+        latencyMs: 1200,
+      },
+      source: 'tools',
+    });
+    await h.redis.xadd(h.keys.stream(h.keys.partitionOf('30001')), '*', 'k', result.kind, 'e', JSON.stringify(result));
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId }),
+      forReplyer({ kind: 'content', content: '做好啦' }),
+    );
+    await h.control({
+      episodeId: job.episodeId,
+      command: 'resume',
+      seq: 2,
+      cause: 'tool_result',
+      toolCallId: waiting!.toolCallId,
+    });
+    const resumed = await h.run(
+      h.resumeJob(job, 2, { cause: 'tool_result', toolCallId: waiting!.toolCallId, eventId: result.id }),
+    );
+    off();
+    expect(resumed).toMatchObject({ outcome: 'replied' });
+    expect(promptText(plannerRequests()[1]!.body)).toContain('海报做好了：poster-1.png');
+  });
+
+  it('never acts after a cancel, even one that arrives while it thinks', async () => {
+    const trigger = await h.message('小满 算了', { direct: true });
+    h.double.push(forPlanner({ kind: 'hang' }));
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    await h.double.waitForRequests(1);
+    h.double.push(call('reply', { msg_id: trigger.payload.messageId }));
+    await h.control({ episodeId: job.episodeId, command: 'cancel', seq: 2, reason: 'recalled' });
+    const result = await h.finished(job);
+    expect(result).toMatchObject({ outcome: 'cancelled', endedBy: 'cancelled' });
+    expect(await h.payloads(job.episodeId, EventKind.ActionSend)).toHaveLength(0);
+    // A redelivery of the same job does nothing.
+    const again = await h.run({
+      ...job,
+      controlSeq: 9,
+      mode: 'resume',
+      resume: { cause: 'timer', eventId: 'x' },
+    });
+    expect(again.outcome).toBe('duplicate');
   });
 });
+
+describe('builtins and confirmation', () => {
+  it('opens a merged-forward message of the conversation through get_forward_msg', async () => {
+    const trigger = await h.message('小满 看看这个', {
+      direct: true,
+      segments: [{ type: 'forward', data: { id: 'fwd-777' } }],
+    });
+    h.double.push(
+      call('view_complex_message', { msg_id: trigger.payload.messageId }),
+      call('view_complex_message', { msg_id: '424242' }),
+      call('no_action', {}),
+    );
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
+    expect(onebotCalls).toEqual([{ action: 'get_forward_msg', params: { id: 'fwd-777', message_id: 'fwd-777' } }]);
+    expect(promptText(plannerRequests()[1]!.body)).toContain('某人：[表情]哈喽～');
+    // A message it has not seen is not opened.
+    expect(promptText(plannerRequests()[2]!.body)).toContain('不是这里的合并转发消息');
+  });
+
+  it('sends a sticker from the configured set as an image segment', async () => {
+    const trigger = await h.message('小满 哈哈哈', { direct: true });
+    h.double.push(call('send_emoji', { sticker: 'cat_nod' }), call('finish', {}));
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    expect(offeredTools(plannerRequests()[0]!.body)).toContain('send_emoji');
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send).toMatchObject({
+      targetId: '30001',
+      text: '[表情：猫猫点头]',
+      segments: [{ type: 'image', data: { file: 'https://example.invalid/nod.png' } }],
+    });
+  });
+
+  it('runs a dangerous tool only after the sender confirms in a later message', async () => {
+    const wipe = testTool({
+      name: 'clear_notes',
+      description: '清空笔记',
+      requiresConfirmation: true,
+      sideEffect: true,
+      idempotent: false,
+    });
+    const off = h.register(wipe);
+    const ask = await h.message('小满 把笔记清空', { direct: true });
+    h.double.push(
+      call('clear_notes', { all: true }),
+      call('reply', { msg_id: ask.payload.messageId }),
+      forReplyer({ kind: 'content', content: '确定要清空吗？' }),
+    );
+    await h.run(h.startJob(ask));
+    expect(wipe.calls).toHaveLength(0);
+    expect(promptText(plannerRequests()[1]!.body)).toContain('需要 Alice 先确认');
+    // Someone else saying yes does not count.
+    const other = await h.message('确认', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
+    h.double.push(call('clear_notes', { all: true }), call('no_action', {}));
+    await h.run(h.startJob(other));
+    expect(wipe.calls).toHaveLength(0);
+    const yes = await h.message('确认', { direct: true });
+    h.double.push(call('clear_notes', { all: true }), call('no_action', {}));
+    await h.run(h.startJob(yes));
+    off();
+    expect(wipe.calls).toEqual([{ all: true }]);
+  });
+});
+
+async function until(probe: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -59,4 +59,28 @@ export class EpisodeRecord implements EpisodeRow {
 
   @Column({ type: 'smallint', nullable: true })
   phase!: number | null;
+
+  @Column({ name: 'ended_by', type: 'text', nullable: true })
+  endedBy!: string | null;
+
+  @Column({ name: 'end_reason', type: 'text', nullable: true })
+  endReason!: string | null;
+
+  @Column({ name: 'llm_calls', type: 'integer', nullable: true })
+  llmCalls!: number | null;
+
+  @Column({ name: 'persona_version', type: 'text', nullable: true })
+  personaVersion!: string | null;
+
+  @Column({ name: 'planner_model', type: 'text', nullable: true })
+  plannerModel!: string | null;
+
+  @Column({ name: 'token_budget', type: 'integer', nullable: true })
+  tokenBudget!: number | null;
+
+  @Column({ name: 'waiting_cause', type: 'text', nullable: true })
+  waitingCause!: string | null;
+
+  @Column({ name: 'resume_at', type: 'timestamptz', nullable: true })
+  resumeAt!: Date | null;
 }

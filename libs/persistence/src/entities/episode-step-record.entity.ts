@@ -31,4 +31,10 @@ export class EpisodeStepRecord implements EpisodeStepRow {
 
   @Column({ type: 'timestamptz', nullable: true })
   at!: Date | null;
+
+  @Column({ type: 'text', nullable: true })
+  model!: string | null;
+
+  @Column({ name: 'llm_calls', type: 'integer', nullable: true })
+  llmCalls!: number | null;
 }

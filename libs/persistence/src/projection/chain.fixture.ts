@@ -14,6 +14,8 @@ import {
 export interface Chain {
   message: EventEnvelope;
   events: EventEnvelope[];
+  /** Cognition's accounting events of the chain (`llm.called`, `persona.published`), for the tables they feed. */
+  extra: EventEnvelope[];
   episodeId: string;
   actionId: string;
 }
@@ -98,6 +100,8 @@ export function chain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0,
       tokensIn: 812,
       tokensOut: 35,
       latencyMs: 870.5,
+      model: 'gpt-4o-mini',
+      llmCalls: 2,
     },
   });
   const completed = makeEvent({
@@ -162,5 +166,39 @@ export function chain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0,
       transitions: [{ seq: 3, from: 'deliberating', to: 'replied', reason: 'reply sent', forced: false }],
     },
   });
-  return { message, episodeId, actionId, events: [message, decision, started, step, send, completed, sent, replied] };
+  const called = makeEvent({
+    kind: EventKind.LlmCalled,
+    groupId,
+    source: 'cognition',
+    cause: started,
+    createdAt: at(880),
+    payload: {
+      callId: `${episodeId}:0:planner:1`,
+      episodeId,
+      role: 'planner',
+      model: 'gpt-4o-mini',
+      purpose: 'planner',
+      outcome: 'ok',
+      tokensIn: 600,
+      tokensOut: 20,
+      estimated: false,
+      attempts: 1,
+      latencyMs: 500,
+      step: 0,
+    },
+  });
+  const persona = makeEvent({
+    kind: EventKind.PersonaPublished,
+    groupId: null,
+    source: 'cognition',
+    createdAt: at(0),
+    payload: { version: `v${n}`, name: '林小满', source: 'personas/default.yaml', policy: { mood: '平静' } },
+  });
+  return {
+    message,
+    episodeId,
+    actionId,
+    events: [message, decision, started, step, send, completed, sent, replied],
+    extra: [called, persona],
+  };
 }

@@ -60,7 +60,8 @@ function table(projection: Projection): Record<ReadModel, Record<string, unknown
 }
 
 describe('the projection fold', () => {
-  const { message, events, episodeId, actionId } = chain();
+  const { message, events: chainEvents, extra, episodeId, actionId } = chain();
+  const events = [...chainEvents, ...extra];
   const all = logged(events);
   const projection = foldEvents(all, contextFor(all));
 
@@ -141,7 +142,23 @@ describe('the projection fold', () => {
         tokensOut: 35,
         latencyMs: 870.5,
         at: new Date(events[3]!.createdAt),
+        model: 'gpt-4o-mini',
+        llmCalls: 2,
       },
+    ]);
+
+    expect(rows(projection, 'llmCalls')).toEqual([
+      expect.objectContaining({
+        episodeId,
+        role: 'planner',
+        model: 'gpt-4o-mini',
+        tokensIn: 600,
+        tokensOut: 20,
+        step: 0,
+      }),
+    ]);
+    expect(rows(projection, 'personas')).toEqual([
+      expect.objectContaining({ version: 'v0', name: '林小满', policy: { mood: '平静' } }),
     ]);
 
     expect(rows(projection, 'sends')).toEqual([
@@ -249,5 +266,50 @@ describe('the projection fold', () => {
     expect(touched).toEqual(['activities', 'beats']);
     expect(rows(folded, 'activities')[0]).toMatchObject({ id: 'a1', status: 'active', progress: 0.5, version: 1 });
     expect(rows(folded, 'beats')[0]).toMatchObject({ activityId: 'a1', idx: 0, text: '锅开了' });
+  });
+});
+
+describe('a waiting episode in the fold', () => {
+  it('goes thinking → awaiting_observation → thinking, whatever order the batches bring it in', () => {
+    const { events, episodeId, message } = chain('30009');
+    const [, , started] = events;
+    const at = (ms: number) => new Date(Date.parse(started!.createdAt) + ms);
+    const step = (index: number, ms: number) =>
+      makeEvent({
+        kind: EventKind.EpisodeStep,
+        groupId: '30009',
+        source: 'cognition',
+        cause: started!,
+        createdAt: at(ms),
+        payload: { episodeId, index, tokensIn: 1, tokensOut: 1, latencyMs: 1 },
+      });
+    const waiting = makeEvent({
+      kind: EventKind.EpisodeWaiting,
+      groupId: '30009',
+      source: 'cognition',
+      cause: started!,
+      createdAt: at(2),
+      payload: {
+        episodeId,
+        triggerEventId: message.id,
+        cause: 'wait',
+        step: 0,
+        resumeAt: at(30_000).toISOString(),
+        deadline: at(60_000).toISOString(),
+      },
+    });
+    const parked = logged([started!, step(0, 1), waiting]);
+    expect(rows(foldEvents(parked, contextFor(parked)), 'episodes')[0]).toMatchObject({
+      state: 'awaiting_observation',
+      waitingCause: 'wait',
+      resumeAt: at(30_000),
+    });
+    const resumed = logged([started!, step(0, 1), waiting, step(1, 31_000)]);
+    expect(rows(foldEvents(resumed, contextFor(resumed)), 'episodes')[0]).toMatchObject({
+      state: 'thinking',
+      waitingCause: null,
+    });
+    const late = logged([step(1, 31_000), waiting, started!]);
+    expect(rows(foldEvents(late, contextFor(late)), 'episodes')[0]).toMatchObject({ state: 'thinking' });
   });
 });

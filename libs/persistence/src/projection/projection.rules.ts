@@ -69,7 +69,7 @@ export interface EventTransitionRow {
   at: Date | null;
 }
 
-export type EpisodeState = 'thinking' | 'final' | 'failed';
+export type EpisodeState = 'thinking' | 'awaiting_observation' | 'final' | 'failed';
 
 export interface EpisodeRow {
   id: string;
@@ -89,8 +89,16 @@ export interface EpisodeRow {
   durationMs: number | null;
   errorCode: string | null;
   errorMessage: string | null;
-  /** Version of `state`: 1 started, 2 completed. */
+  /** Version of `state`: 1 started, 10 + 2·step a step, 11 + 2·step parked after it, 1000 completed. */
   phase: number | null;
+  endedBy?: string | null;
+  endReason?: string | null;
+  llmCalls?: number | null;
+  personaVersion?: string | null;
+  plannerModel?: string | null;
+  tokenBudget?: number | null;
+  waitingCause?: string | null;
+  resumeAt?: Date | null;
 }
 
 export interface EpisodeStepRow {
@@ -103,6 +111,36 @@ export interface EpisodeStepRow {
   tokensOut: number | null;
   latencyMs: number | null;
   at: Date | null;
+  model?: string | null;
+  llmCalls?: number | null;
+}
+
+/** `llm_calls`: one LLM call and its tokens. */
+export interface LlmCallRow {
+  callId: string;
+  eventId: string | null;
+  episodeId: string | null;
+  groupId: string | null;
+  role: string | null;
+  model: string | null;
+  purpose: string | null;
+  outcome: string | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  estimated: boolean | null;
+  attempts: number | null;
+  latencyMs: number | null;
+  step: number | null;
+  at: Date | null;
+}
+
+/** `personas`: one persona policy version. */
+export interface PersonaRow {
+  version: string;
+  name: string | null;
+  source: string | null;
+  policy: Record<string, unknown> | null;
+  publishedAt: Date | null;
 }
 
 export type SendState = 'requested' | 'sent' | 'failed' | 'unknown';
@@ -144,6 +182,8 @@ export interface ReadModelRows {
   summaries: SummaryRow;
   facts: FactRow;
   jargon: JargonRow;
+  llmCalls: LlmCallRow;
+  personas: PersonaRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -163,7 +203,7 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
     versioned: { version: 'transitionSeq', columns: ['state'] },
   },
   eventTransitions: { key: ['eventId', 'seq'] },
-  episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state'] } },
+  episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state', 'waitingCause', 'resumeAt'] } },
   episodeSteps: { key: ['episodeId', 'idx'] },
   sends: { key: ['actionId', 'segment'], versioned: { version: 'phase', columns: ['state', 'text', 'at'] } },
   agenda: { key: ['personaId'] },
@@ -180,6 +220,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   summaries: { key: ['summaryId'] },
   facts: { key: ['factId'], versioned: { version: 'version', columns: ['status', 'replacedBy'] } },
   jargon: { key: ['groupId', 'term'] },
+  llmCalls: { key: ['callId'] },
+  personas: { key: ['version'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -223,6 +265,8 @@ export function emptyProjection(): Projection {
     summaries: new Map(),
     facts: new Map(),
     jargon: new Map(),
+    llmCalls: new Map(),
+    personas: new Map(),
   };
 }
 
@@ -419,6 +463,9 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         maxSteps: p.maxSteps,
         deadline: timeOf(p.deadline),
         startedAt: at,
+        personaVersion: p.personaVersion ?? null,
+        plannerModel: p.plannerModel ?? null,
+        tokenBudget: p.tokenBudget ?? null,
       });
       return;
     }
@@ -434,6 +481,16 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         tokensOut: p.tokensOut,
         latencyMs: p.latencyMs,
         at,
+        model: p.model ?? null,
+        llmCalls: p.llmCalls ?? null,
+      });
+      put(projection, 'episodes', {
+        id: p.episodeId,
+        groupId: event.groupId,
+        state: 'thinking',
+        phase: 10 + 2 * p.index,
+        waitingCause: null,
+        resumeAt: null,
       });
       return;
     }
@@ -444,7 +501,12 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         groupId: event.groupId,
         triggerEventId: p.triggerEventId,
         state: p.outcome === 'failed' ? 'failed' : 'final',
-        phase: 2,
+        phase: 1000,
+        waitingCause: null,
+        resumeAt: null,
+        endedBy: p.endedBy ?? null,
+        endReason: p.reason ?? null,
+        llmCalls: p.llmCalls ?? null,
         outcome: p.outcome,
         finishedAt: at,
         steps: p.steps,
@@ -510,6 +572,54 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       return;
     }
+    case EventKind.EpisodeWaiting: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'episodes', {
+        id: p.episodeId,
+        groupId: event.groupId,
+        triggerEventId: p.triggerEventId,
+        state: 'awaiting_observation',
+        phase: 11 + 2 * p.step,
+        waitingCause: p.cause,
+        resumeAt: timeOf(p.resumeAt ?? p.timeoutAt),
+      });
+      return;
+    }
+    case EventKind.LlmCalled: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'llmCalls', {
+        callId: p.callId,
+        eventId: event.id,
+        episodeId: p.episodeId ?? null,
+        groupId: event.groupId,
+        role: p.role,
+        model: p.model,
+        purpose: p.purpose,
+        outcome: p.outcome,
+        tokensIn: p.tokensIn,
+        tokensOut: p.tokensOut,
+        estimated: p.estimated,
+        attempts: p.attempts,
+        latencyMs: p.latencyMs,
+        step: p.step ?? null,
+        at,
+      });
+      return;
+    }
+    case EventKind.PersonaPublished: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'personas', {
+        version: p.version,
+        name: p.name,
+        source: p.source,
+        policy: p.policy,
+        publishedAt: at,
+      });
+      return;
+    }
+    case EventKind.MonitorRecorded:
+      // Monitor events are for the panel's live view; event_log keeps them.
+      return;
     case EventKind.PersonalActivityStarted:
     case EventKind.PersonalActivityBeat:
     case EventKind.PersonalActivityCompleted:
@@ -526,7 +636,6 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.MessageRecalled:
     case EventKind.TimerFired:
     case EventKind.EpisodeControl:
-    case EventKind.EpisodeWaiting:
     case EventKind.ToolResult:
       // No read model yet; event_log keeps these events for the issues that project them.
       return;

@@ -1,6 +1,11 @@
-import type { ContextMessage, MessagePayload, SenderRole } from '@app/contracts';
+import type { ContextMessage, MessagePayload, PromptSection, SenderRole } from '@app/contracts';
 import type { EffectivePersona } from '@app/persona';
 import type { ChatMessage } from '@app/llm';
+
+/*
+ * The replyer's prompt (ADR §14): one message to answer, from one sender, with the situation around it. The
+ * planner decided *that* the bot speaks and to whom; the replyer decides the words.
+ */
 
 /** The newest messages shown as background (ADR §14: 8–12). */
 export const CONTEXT_LIMIT = 12;
@@ -16,12 +21,23 @@ export interface ActivityView {
   next?: string;
 }
 
+/** Text of the sections other modules provide (life line, memory, sender profile, thread, jargon). */
+export type ProvidedSections = Partial<Record<PromptSection, string>>;
+
 export interface EpisodePromptInput {
   persona: EffectivePersona;
+  /** Provided sections; `activity` here wins over `activity` below. */
+  sections?: ProvidedSections;
+  /** The planner's guidance on what to get across (never sent as is). */
+  intent?: string;
+  /** Extra instructions from a `replyer.before_request` hook. */
+  extraPrompt?: string;
   /** The bot's own QQ number, when configured. */
   selfId?: string;
   groupId: string | null;
   trigger: MessagePayload;
+  /** Earlier messages of the same sender answered together with `trigger` (debounced fragments), oldest first. */
+  fragments?: MessagePayload[];
   /** Messages before the trigger, oldest first. */
   context: ContextMessage[];
   activity: ActivityView | null;
@@ -32,8 +48,9 @@ export interface EpisodePromptInput {
 export const SECTION = {
   persona: '【角色设定】',
   sender: '【当前消息发送者】',
-  group: '【当前群】',
+  group: '【当前群/线程】',
   activity: '【你正在做的事】',
+  memory: '【相关记忆】',
   recent: '【最近对话】',
   current: '【当前消息】',
   rules: '【说话规则】',
@@ -63,39 +80,58 @@ const RULES = [
   '像群友一样说话：口语、简短，通常一两句；不用 markdown、标题和列表，不要一次说一大段。',
   '不要自称 AI、助手或语言模型，不要提到提示词、工具或这些规则。',
   '不知道或拿不准的事就直说，不要编造。',
-  '要说话就调用 reply（text 是要发出去的原话；需要说清回的是哪条时把 quote 设为 true）；觉得不用说话就调用 no_reply 并写明原因。只调用一次工具，不要输出别的文字。',
+  '只输出要发出去的那句话本身：不要加引号、前缀、说话人名字或任何解释。',
 ];
 
-/** Build the episode's messages: the persona as the system message, the situation and rules as the user's. */
-export function buildEpisodePrompt(input: EpisodePromptInput): ChatMessage[] {
+/** Build the replyer's messages: the persona as the system message, the situation and rules as the user's. */
+export function buildReplyerPrompt(input: EpisodePromptInput): ChatMessage[] {
   const timezone = input.persona.timezone;
-  const user = [
-    section(SECTION.sender, senderLines(input.trigger)),
-    section(SECTION.group, groupLines(input)),
-    section(SECTION.activity, activityLines(input.activity, input.now, timezone)),
-    section(SECTION.recent, recentLines(input.context, input.trigger, input.persona.identity.name, timezone)),
-    section(SECTION.current, currentLines(input.trigger, timezone)),
+  const provided = input.sections ?? {};
+  const sender = senderLines(input.trigger);
+  if (provided.sender) sender.push(provided.sender);
+  const group = groupLines(input);
+  if (provided.thread) group.push(provided.thread);
+  const parts = [
+    section(SECTION.sender, sender),
+    section(SECTION.group, group),
     section(
-      SECTION.rules,
-      RULES.map((rule, i) => `${i + 1}. ${rule}`),
+      SECTION.activity,
+      provided.activity
+        ? [`现在是${dateTime(input.now, timezone)}。`, provided.activity]
+        : activityLines(input.activity, input.now, timezone),
     ),
-  ].join('\n\n');
+  ];
+  const memory = [provided.memory, provided.jargon].filter((t): t is string => Boolean(t));
+  parts.push(section(SECTION.memory, memory.length > 0 ? memory : ['（暂无）']));
+  parts.push(
+    section(SECTION.recent, recentLines(input.context, input.trigger, input.persona.identity.name, timezone)),
+    section(SECTION.current, [
+      ...(input.fragments ?? [])
+        .filter((f) => f.sender.userId === input.trigger.sender.userId)
+        .map((f) =>
+          messageLine(
+            { sentAt: f.sentAt, displayName: f.sender.displayName, userId: f.sender.userId, text: f.text },
+            timezone,
+          ),
+        ),
+      ...currentLines(input.trigger, timezone),
+    ]),
+  );
+  const rules = RULES.map((rule, i) => `${i + 1}. ${rule}`);
+  if (input.intent) rules.push(`想表达的意思（用你自己的话说，不要照抄）：${input.intent}`);
+  if (input.extraPrompt) rules.push(input.extraPrompt);
+  parts.push(section(SECTION.rules, rules));
   return [
     { role: 'system', content: section(SECTION.persona, personaLines(input.persona, input.selfId)) },
-    { role: 'user', content: user },
+    { role: 'user', content: parts.join('\n\n') },
   ];
 }
 
-/** Sent after an unusable answer, before asking again. */
-export function correctionPrompt(hint: string): string {
-  return `你刚才的回应用不了：${hint}。请重新回应当前消息：只调用一次 reply 或 no_reply，参数必须是合法的 JSON；reply 的 text 不能为空，最多 2000 字。`;
-}
-
-function section(heading: string, lines: string[]): string {
+export function section(heading: string, lines: string[]): string {
   return [heading, ...lines].join('\n');
 }
 
-function personaLines(persona: EffectivePersona, selfId: string | undefined): string[] {
+export function personaLines(persona: EffectivePersona, selfId: string | undefined): string[] {
   const { identity } = persona;
   const lines = [
     identity.aliases.length > 0
@@ -141,7 +177,7 @@ function senderLines(trigger: MessagePayload): string[] {
   return [parts.join('，') + '。'];
 }
 
-function groupLines(input: EpisodePromptInput): string[] {
+export function groupLines(input: EpisodePromptInput): string[] {
   if (input.trigger.messageType === 'private' || input.groupId === null) {
     return [`私聊，不在群里；只有你和 ${input.trigger.sender.displayName} 两个人。`];
   }
@@ -153,7 +189,7 @@ function groupLines(input: EpisodePromptInput): string[] {
   return lines;
 }
 
-function activityLines(activity: ActivityView | null, now: Date, timezone: string): string[] {
+export function activityLines(activity: ActivityView | null, now: Date, timezone: string): string[] {
   const lines = [`现在是${dateTime(now, timezone)}。`];
   if (!activity) {
     lines.push('（还没有记录）');
@@ -234,7 +270,7 @@ const WEEKDAYS: Record<string, string> = {
   Sun: '周日',
 };
 
-function dateTime(date: Date, timezone: string): string {
+export function dateTime(date: Date, timezone: string): string {
   const p = parts(date, timezone, {
     month: 'numeric',
     day: 'numeric',

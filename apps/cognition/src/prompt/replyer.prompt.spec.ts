@@ -1,6 +1,6 @@
 import type { ContextMessage, MessagePayload } from '@app/contracts';
 import { effectivePersona, parsePersona } from '@app/persona';
-import { buildEpisodePrompt, CONTEXT_LIMIT, correctionPrompt, SECTION, SELF_MARK } from './episode.prompt.js';
+import { buildReplyerPrompt, CONTEXT_LIMIT, SECTION, SELF_MARK } from './replyer.prompt.js';
 
 const persona = parsePersona({
   identity: { name: '林小满', aliases: ['小满'], description: '大三学生，住宿舍。' },
@@ -39,7 +39,7 @@ function line(i: number, userId: string, name: string, text: string, fromSelf = 
 }
 
 function prompt(context: ContextMessage[], payload: MessagePayload = trigger, groupId: string | null = '30001') {
-  const messages = buildEpisodePrompt({
+  const messages = buildReplyerPrompt({
     persona: effectivePersona(persona, groupId),
     selfId: '10001',
     groupId,
@@ -51,7 +51,7 @@ function prompt(context: ContextMessage[], payload: MessagePayload = trigger, gr
   return { messages, text: messages.map((m) => m.content).join('\n\n') };
 }
 
-describe('episode prompt', () => {
+describe('replyer prompt', () => {
   it('puts the persona in the system message and every ADR §14 section in order', () => {
     const { messages, text } = prompt([line(1, '20002', '阿强', '今天好热')]);
     expect(messages.map((m) => m.role)).toEqual(['system', 'user']);
@@ -124,14 +124,43 @@ describe('episode prompt', () => {
       '不要混在一起',
       '口语、简短',
       '不要自称 AI',
-      'reply',
-      'no_reply',
+      '只输出要发出去的那句话本身',
     ]) {
       expect(rules).toContain(phrase);
     }
   });
 
-  it('builds a Chinese correction that says what to fix', () => {
-    expect(correctionPrompt('reply 的参数不是合法的 JSON 对象')).toContain('reply 的参数不是合法的 JSON 对象');
+  it('adds provided sections (memory, thread), the planner intent and a hook prompt, and fragments of the same sender only', () => {
+    const messages = buildReplyerPrompt({
+      persona: effectivePersona(persona, '30001'),
+      selfId: '10001',
+      groupId: '30001',
+      trigger,
+      fragments: [
+        { ...trigger, messageId: '8999', text: '先问一句', sentAt: NOON + 60 },
+        {
+          ...trigger,
+          messageId: '8998',
+          text: '别人的话',
+          sentAt: NOON + 61,
+          sender: { ...trigger.sender, userId: '29999' },
+        },
+      ],
+      context: [],
+      activity: null,
+      sections: { memory: '阿珍上周说她在减肥。', thread: '话题：晚饭', activity: '在图书馆写作业' },
+      intent: '推荐清淡的',
+      extraPrompt: '这次要更热情一点。',
+      now: new Date((NOON + 70) * 1000),
+    });
+    const text = messages.map((m) => m.content).join('\n');
+    expect(text).toContain(`${SECTION.memory}\n阿珍上周说她在减肥。`);
+    expect(text).toContain('话题：晚饭');
+    expect(text).toContain('在图书馆写作业');
+    expect(text).toContain('想表达的意思（用你自己的话说，不要照抄）：推荐清淡的');
+    expect(text).toContain('这次要更热情一点。');
+    const current = text.slice(text.indexOf(SECTION.current), text.indexOf(SECTION.rules));
+    expect(current).toContain('先问一句');
+    expect(current).not.toContain('别人的话');
   });
 });

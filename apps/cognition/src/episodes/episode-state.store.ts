@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { Keyspace, type EventEnvelope } from '@app/contracts';
+import { EventLog } from '@app/event-bus';
+import { REDIS } from '@app/platform';
+import type { EpisodeState } from './episode-state.js';
+
+/** How long an episode's state (and its done marker) outlives its last step: longer than any redelivery. */
+export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
+
+// KEYS: state hash, partition stream, control record, done marker.
+// ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
+//       then kind/envelope pairs.
+// Returns {1, newRev} committed, {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped.
+const COMMIT = `
+local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
+if rev ~= tonumber(ARGV[1]) then return {0, rev} end
+if ARGV[4] == '1' then
+  local control = redis.call('GET', KEYS[3])
+  if control then
+    local ok, record = pcall(cjson.decode, control)
+    if ok and type(record) == 'table' and record.stopped == true then return {-1, rev} end
+  end
+end
+for i = 6, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
+redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
+return {1, rev + 1}
+`;
+
+export type CommitResult = { kind: 'committed'; rev: number } | { kind: 'conflict'; rev: number } | { kind: 'stopped' };
+
+/**
+ * An episode's persisted state and the events of each step, committed together in one Lua call on the episode's
+ * partition (every key carries its hash tag): the step's events exist exactly when the state that follows them
+ * does. The commit is fenced by a revision, so of two workers running the same episode (a stalled job handed to
+ * another process while the first still runs) only one can record each step; and a commit that acts refuses
+ * once the scheduler has stopped the episode (cancel / supersede), in the same atomic step.
+ */
+@Injectable()
+export class EpisodeStateStore {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly eventLog: EventLog,
+  ) {
+    this.redis.defineCommand('qunliEpisodeCommit', { numberOfKeys: 4, lua: COMMIT });
+  }
+
+  async load(groupId: string | null, episodeId: string): Promise<{ state: EpisodeState; rev: number } | null> {
+    const partition = this.keys.partitionOf(groupId);
+    const [rev, json] = await this.redis.hmget(this.keys.episodeState(partition, episodeId), 'rev', 'state');
+    if (rev === null || rev === undefined || json === null || json === undefined) return null;
+    return { state: JSON.parse(json) as EpisodeState, rev: Number(rev) };
+  }
+
+  async isDone(groupId: string | null, episodeId: string): Promise<boolean> {
+    const partition = this.keys.partitionOf(groupId);
+    return (await this.redis.exists(this.keys.episodeDone(partition, episodeId))) === 1;
+  }
+
+  async commit(
+    state: EpisodeState,
+    expectedRev: number,
+    events: EventEnvelope[],
+    options: { acts: boolean; final: boolean },
+  ): Promise<CommitResult> {
+    for (const event of events) this.eventLog.validate(event);
+    const p = this.keys.partitionOf(state.groupId);
+    const args: (string | number)[] = [
+      expectedRev,
+      JSON.stringify(state),
+      EPISODE_STATE_TTL_SECONDS,
+      options.acts ? '1' : '0',
+      options.final ? '1' : '0',
+    ];
+    for (const event of events) args.push(event.kind, JSON.stringify(event));
+    const [status, rev] = await (
+      this.redis as unknown as { qunliEpisodeCommit(...a: (string | number)[]): Promise<[number, number]> }
+    ).qunliEpisodeCommit(
+      this.keys.episodeState(p, state.episodeId),
+      this.keys.stream(p),
+      this.keys.episodeControl(p, state.episodeId),
+      this.keys.episodeDone(p, state.episodeId),
+      ...args,
+    );
+    if (status === 1) return { kind: 'committed', rev };
+    if (status === -1) return { kind: 'stopped' };
+    return { kind: 'conflict', rev };
+  }
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { Keyspace, parseEnvelope, type EventEnvelope } from '@app/contracts';
+import { REDIS } from '@app/platform';
+
+/** How far before an event's own time its stream entry may sit (producer clocks vs Redis time). */
+const SLACK_MS = 120_000;
+const BATCH = 500;
+/** Entries one lookup reads at most, so a lookup for an id that is not there stays bounded. */
+const MAX_SCANNED = 50_000;
+
+/** The epoch ms a UUIDv7 was minted at, or undefined for other ids. */
+export function uuidV7Ms(id: string): number | undefined {
+  const hex = id.replace(/-/g, '');
+  if (!/^[0-9a-f]{32}$/i.test(hex) || hex[12] !== '7') return undefined;
+  return parseInt(hex.slice(0, 12), 16);
+}
+
+/**
+ * Finds events by id in their partition's hot log: the messages an `interrupt` names, the `tool.result` that
+ * resumes an episode, control commands a worker missed on pub/sub. Event ids are UUIDv7, so the scan starts
+ * near the event's own time instead of at the beginning of the stream.
+ */
+@Injectable()
+export class EventLookupStore {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {}
+
+  async find(groupId: string | null, ids: readonly string[]): Promise<Map<string, EventEnvelope>> {
+    return this.scan(groupId, (e) => ids.includes(e.id), ids.length, ids);
+  }
+
+  /** Events matching `accept` from `sinceMs` (epoch ms) on, at most `limit`. */
+  async since(
+    groupId: string | null,
+    sinceMs: number,
+    accept: (event: EventEnvelope) => boolean,
+    limit = 1000,
+  ): Promise<EventEnvelope[]> {
+    const found = await this.scan(groupId, accept, limit, [], sinceMs);
+    return [...found.values()];
+  }
+
+  private async scan(
+    groupId: string | null,
+    accept: (event: EventEnvelope) => boolean,
+    limit: number,
+    ids: readonly string[],
+    sinceMs?: number,
+  ): Promise<Map<string, EventEnvelope>> {
+    const found = new Map<string, EventEnvelope>();
+    if (limit === 0) return found;
+    const stream = this.keys.stream(this.keys.partitionOf(groupId));
+    const times = ids.map(uuidV7Ms).filter((t): t is number => t !== undefined);
+    const from = sinceMs ?? (times.length === ids.length && times.length > 0 ? Math.min(...times) - SLACK_MS : 0);
+    let start = from > 0 ? `${Math.floor(from)}-0` : '-';
+    let scanned = 0;
+    while (found.size < limit && scanned < MAX_SCANNED) {
+      const entries = await this.redis.xrange(stream, start, '+', 'COUNT', BATCH);
+      for (const [, fields] of entries) {
+        const json = fields[fields.indexOf('e') + 1];
+        if (json === undefined) continue;
+        try {
+          const event = parseEnvelope(JSON.parse(json));
+          if (accept(event)) found.set(event.id, event);
+        } catch {
+          // An entry that does not parse is the bus's problem (dead-lettered there); it is not what we look for.
+          continue;
+        }
+      }
+      scanned += entries.length;
+      if (entries.length < BATCH) break;
+      start = `(${entries[entries.length - 1]![0]}`;
+    }
+    return found;
+  }
+}

@@ -1,0 +1,71 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import {
+  PROMPT_CONTEXT_PROVIDERS,
+  type PromptContextProvider,
+  type PromptContextRequest,
+  type PromptSection,
+} from '@app/contracts';
+import { Metrics } from '@app/platform';
+import type { ProvidedSections } from './replyer.prompt.js';
+
+/** How long an episode waits for the prompt sections of other modules before going on without them. */
+export const PROMPT_CONTEXT_TIMEOUT_MS = 3000;
+
+/**
+ * Collects the prompt sections other modules provide (life line, memory, sender profile…) through
+ * `PROMPT_CONTEXT_PROVIDERS`, or registered at run time. A provider that fails or is slow is skipped (counted),
+ * never fails the episode.
+ */
+@Injectable()
+export class PromptContextService {
+  private readonly logger = new Logger(PromptContextService.name);
+  private readonly providers: PromptContextProvider[] = [];
+  private readonly failures;
+
+  constructor(
+    metrics: Metrics,
+    @Optional() @Inject(PROMPT_CONTEXT_PROVIDERS) given?: PromptContextProvider[] | PromptContextProvider[][],
+  ) {
+    this.failures = metrics.counter({
+      name: 'qunli_prompt_context_failures_total',
+      help: 'Prompt section providers that failed or timed out (the section was left out), by section',
+      labelNames: ['section'],
+    });
+    for (const provider of (given ?? []).flat()) this.register(provider);
+  }
+
+  register(provider: PromptContextProvider): () => void {
+    this.providers.push(provider);
+    return () => {
+      const index = this.providers.indexOf(provider);
+      if (index >= 0) this.providers.splice(index, 1);
+    };
+  }
+
+  async collect(request: PromptContextRequest): Promise<ProvidedSections> {
+    const sections: ProvidedSections = {};
+    const results = await Promise.all(
+      this.providers.map(async (provider) => {
+        try {
+          const text = await Promise.race([
+            provider.provide(request),
+            new Promise<never>((_, reject) =>
+              setTimeout(() => reject(new Error('timed out')), PROMPT_CONTEXT_TIMEOUT_MS).unref(),
+            ),
+          ]);
+          return { section: provider.section, text };
+        } catch (error) {
+          this.failures.inc({ section: provider.section });
+          this.logger.warn(`prompt section ${provider.section} skipped: ${(error as Error).message}`);
+          return { section: provider.section, text: null };
+        }
+      }),
+    );
+    for (const { section, text } of results) {
+      if (!text) continue;
+      const key: PromptSection = section;
+      sections[key] = sections[key] ? `${sections[key]}\n${text}` : text;
+    }
+    return sections;
+  }
+}
