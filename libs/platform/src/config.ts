@@ -144,6 +144,17 @@ export class QunliConfig {
   @Min(100)
   QUNLI_CLAIM_IDLE_MS = 60_000;
 
+  /** First retry delay of a failing stream handler (real ms); doubles per failure up to QUNLI_RETRY_MAX_MS. The
+   * entry is retried in place, so its group waits at most the retry budget before a poison event dead-letters. */
+  @IsInt()
+  @Min(1)
+  QUNLI_RETRY_BASE_MS = 250;
+
+  /** Longest delay between two retries of a failing stream handler (real ms). */
+  @IsInt()
+  @Min(1)
+  QUNLI_RETRY_MAX_MS = 4000;
+
   /** Partition lease length; an owner that stops renewing loses its partitions after this long. */
   @IsInt()
   @Min(500)
