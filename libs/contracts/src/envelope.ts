@@ -33,7 +33,9 @@ import {
   EpisodeControlPayload,
   EpisodeWaitingPayload,
   MessageRecalledPayload,
+  TimerCancelledPayload,
   TimerFiredPayload,
+  TimerScheduledPayload,
   ToolResultPayload,
 } from './runtime.js';
 
@@ -130,6 +132,8 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.SendUnknown]: SendProblemPayload,
   [EventKind.MessageRecalled]: MessageRecalledPayload,
   [EventKind.TimerFired]: TimerFiredPayload,
+  [EventKind.TimerScheduled]: TimerScheduledPayload,
+  [EventKind.TimerCancelled]: TimerCancelledPayload,
   [EventKind.EpisodeControl]: EpisodeControlPayload,
   [EventKind.EpisodeWaiting]: EpisodeWaitingPayload,
   [EventKind.ToolResult]: ToolResultPayload,
@@ -153,6 +157,8 @@ export interface PayloadMap {
   'send.unknown': SendProblemPayload;
   'message.recalled': MessageRecalledPayload;
   'timer.fired': TimerFiredPayload;
+  'timer.scheduled': TimerScheduledPayload;
+  'timer.cancelled': TimerCancelledPayload;
   'episode.control': EpisodeControlPayload;
   'episode.waiting': EpisodeWaitingPayload;
   'tool.result': ToolResultPayload;

@@ -7,7 +7,10 @@ import { EpisodeStepRecord } from './entities/episode-step-record.entity.js';
 import { MessageRecord } from './entities/message-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
+import { TimerRecord } from './entities/timer-record.entity.js';
+import { EpisodeControlRecord } from './entities/episode-control-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
+import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
 import type { ReadModel } from './projection/projection.rules.js';
 
 export type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
@@ -20,12 +23,14 @@ export const READ_MODEL_ENTITIES = {
   episodes: EpisodeRecord,
   episodeSteps: EpisodeStepRecord,
   sends: SendRecord,
+  timers: TimerRecord,
+  episodeControls: EpisodeControlRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
 
 /** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
-export const MIGRATIONS = [EventLogAndReadModels1796035390403];
+export const MIGRATIONS = [EventLogAndReadModels1796035390403, SchedulerTimersAndControls1796210000000];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 

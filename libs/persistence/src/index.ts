@@ -7,6 +7,8 @@ export * from './entities/episode-step-record.entity.js';
 export * from './entities/message-record.entity.js';
 export * from './entities/projection-checkpoint.entity.js';
 export * from './entities/send-record.entity.js';
+export * from './entities/timer-record.entity.js';
+export * from './entities/episode-control-record.entity.js';
 export * from './migrator.js';
 export * from './persistence.module.js';
 export * from './projection/projection.repository.js';

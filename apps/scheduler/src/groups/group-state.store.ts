@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { ContextMessage, EventEnvelope, MessagePayload } from '@app/contracts';
+import type { StreamContext } from '@app/event-bus';
+import { REDIS } from '@app/platform';
+import { initialState, type GroupState } from '../decisions/group-state.js';
+
+/** Messages kept per group for prompts (the ADR asks for the last 8–12). */
+export const RECENT_KEPT = 20;
+export const CONTEXT_SIZE = 12;
+
+/** A group whose state holds nothing live keeps it this long (real seconds), for late commands of ended episodes. */
+const IDLE_STATE_TTL_SECONDS = 6 * 3600;
+
+export function contextLine(event: EventEnvelope<MessagePayload>): ContextMessage {
+  return {
+    eventId: event.id,
+    messageId: event.payload.messageId,
+    userId: event.payload.sender.userId,
+    displayName: event.payload.sender.displayName,
+    text: event.payload.text,
+    sentAt: event.payload.sentAt,
+    fromSelf: false,
+  };
+}
+
+function isIdle(state: GroupState): boolean {
+  return (
+    Object.keys(state.events).length === 0 &&
+    Object.keys(state.batches).length === 0 &&
+    Object.keys(state.snoozed).length === 0 &&
+    Object.keys(state.episodes).length === 0 &&
+    Object.keys(state.timers).length === 0
+  );
+}
+
+/**
+ * The scheduler's per-group state (`Keyspace.groupState`, JSON), the messages it holds until it decides about
+ * them (`Keyspace.heldMessages`) and the group's recent-message window (`Keyspace.groupRecent`). Reads happen
+ * before a decision; every write is staged in the handler's commit.
+ */
+@Injectable()
+export class GroupStateStore {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+
+  async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
+    const raw = await this.redis.get(ctx.keys.groupState(ctx.partition, groupId));
+    return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as GroupState) };
+  }
+
+  stageSave(ctx: StreamContext, groupId: string, state: GroupState): void {
+    const key = ctx.keys.groupState(ctx.partition, groupId);
+    if (isIdle(state)) {
+      if (state.ended.length === 0) ctx.stage('DEL', [key]);
+      else ctx.stage('SET', [key], JSON.stringify(state), 'EX', IDLE_STATE_TTL_SECONDS);
+    } else {
+      ctx.stage('SET', [key], JSON.stringify(state));
+    }
+  }
+
+  async heldMessages(ctx: StreamContext, ids: string[]): Promise<Map<string, EventEnvelope<MessagePayload>>> {
+    const out = new Map<string, EventEnvelope<MessagePayload>>();
+    if (ids.length === 0) return out;
+    const raw = await this.redis.hmget(ctx.keys.heldMessages(ctx.partition), ...ids);
+    raw.forEach((json, i) => {
+      if (json !== null) out.set(ids[i]!, JSON.parse(json) as EventEnvelope<MessagePayload>);
+    });
+    return out;
+  }
+
+  stageHold(ctx: StreamContext, event: EventEnvelope<MessagePayload>): void {
+    ctx.stage('HSET', [ctx.keys.heldMessages(ctx.partition)], event.id, JSON.stringify(event));
+  }
+
+  stageRelease(ctx: StreamContext, ids: string[]): void {
+    if (ids.length > 0) ctx.stage('HDEL', [ctx.keys.heldMessages(ctx.partition)], ...ids);
+  }
+
+  /** The group's recent messages, oldest first, without the ones listed. */
+  async recent(ctx: StreamContext, groupId: string, without: ReadonlySet<string>): Promise<ContextMessage[]> {
+    const window = await this.redis.lrange(
+      ctx.keys.groupRecent(ctx.partition, groupId),
+      0,
+      CONTEXT_SIZE + without.size,
+    );
+    return window
+      .map((line) => JSON.parse(line) as ContextMessage)
+      .filter((line) => !without.has(line.eventId))
+      .slice(0, CONTEXT_SIZE)
+      .reverse();
+  }
+
+  stageRecent(ctx: StreamContext, groupId: string, line: ContextMessage): void {
+    const recent = ctx.keys.groupRecent(ctx.partition, groupId);
+    ctx.stage('LPUSH', [recent], JSON.stringify(line));
+    ctx.stage('LTRIM', [recent], 0, RECENT_KEPT - 1);
+  }
+}
