@@ -4,12 +4,21 @@ import type { BatchEntry } from '@app/event-bus';
 import { Metrics } from '@app/platform';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from './data-source.js';
-import { chain } from './projection/chain.fixture.js';
+import { chain, schedulerChain } from './projection/chain.fixture.js';
 import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends'];
+const READ_MODELS = [
+  'messages',
+  'events',
+  'event_transitions',
+  'episodes',
+  'episode_steps',
+  'sends',
+  'timers',
+  'episode_controls',
+];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;
@@ -34,7 +43,9 @@ describe('replay on real Postgres', () => {
     ]);
     for (let i = 0; i < 30; i++) {
       const partition = 1 + (i % 2);
-      streams.get(partition)!.push(...chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i).events);
+      const group = String(41000 + (i % 6));
+      const startMs = Date.UTC(2026, 10, 30, 9) + i * 7000;
+      streams.get(partition)!.push(...chain(group, startMs, i).events, ...schedulerChain(group, startMs, i));
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({
