@@ -46,7 +46,8 @@ export interface DispatchCounts {
  *   waiting        hash   jobId → entry JSON
  *   running        hash   jobId → entry JSON (granted, not yet released)
  *   unstarted      zset   jobId → real ms of the grant (until its job and start command are written)
- *   q:<lane>:<g>   zset   jobId → priority × 1e13 + arrival seq (the group's queue, most urgent first)
+ *   q:<lane>:<g>   zset   jobId → rank × 1e13 + arrival seq (the group's queue, most urgent first; the rank is the
+ *                         priority, less 10 for continuations, which go before new starts and never count as one)
  *   ring:<lane>    list   groups with waiting work, in round-robin order; inring:<lane> the same as a set
  *   deficit        hash   <lane>:<g> → DRR deficit
  *   count          hash   <g> → running; __total, __ambient
@@ -211,7 +212,7 @@ export class FairDispatchStore {
       JSON.stringify(entry),
       entry.groupId ?? '',
       entry.lane,
-      entry.priority,
+      entry.mode === 'resume' ? entry.priority - 10 : entry.priority,
     );
     return added === 1;
   }
