@@ -69,7 +69,11 @@ describe('fair dispatcher on real Redis', () => {
     expect(granted).toContain('quiet-0');
     // Ambient cap 3: flood gets 2 (its group cap), quiet 1.
     expect(granted.filter((id) => id.startsWith('flood'))).toHaveLength(2);
-    expect(await a.counts()).toMatchObject({ total: 4, ambient: 3, perGroup: { 'g-flood': 2, 'g-quiet': 1, 'g-asked': 1 } });
+    expect(await a.counts()).toMatchObject({
+      total: 4,
+      ambient: 3,
+      perGroup: { 'g-flood': 2, 'g-quiet': 1, 'g-asked': 1 },
+    });
     expect(await a.grant(limits())).toEqual([]);
     expect(await a.release('flood-0')).toBe(true);
     expect(await a.release('flood-0')).toBe(false);
@@ -165,7 +169,8 @@ describe('fair dispatcher on real Redis', () => {
         for (let guard = 0; guard < 500 && (offered.size > 0 || running.length > 0); guard++) {
           await grant(guard % 2 === 0);
           if (running.length > 0) await p.release(running.shift()!.jobId);
-          if (running.length === 0 && [...offered.values()].every((e) => e.lane === 'ambient' && lim.maxAmbient === 0)) break;
+          if (running.length === 0 && [...offered.values()].every((e) => e.lane === 'ambient' && lim.maxAmbient === 0))
+            break;
         }
         for (const e of offered.values()) expect(e.lane === 'ambient' && lim.maxAmbient === 0).toBe(true);
         await deleteKeys(redis, keys.prefix);

@@ -183,7 +183,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   events: {
     key: ['id'],
     greatest: ['updatedAt'],
-    versioned: { version: 'transitionSeq', columns: ['state'] },
+    // The reason explains the state it came with: the decision's reason, or the newest transition's.
+    versioned: { version: 'transitionSeq', columns: ['state', 'reason'] },
   },
   eventTransitions: { key: ['eventId', 'seq'] },
   episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state'] } },
@@ -387,6 +388,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         id: p.subjectEventId,
         groupId: event.groupId,
         state: last?.to ?? null,
+        reason: last?.reason ?? null,
         transitionSeq: last?.seq ?? null,
         updatedAt: at,
       });
