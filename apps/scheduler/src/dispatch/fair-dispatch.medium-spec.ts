@@ -42,16 +42,13 @@ describe('fair dispatcher on real Redis', () => {
   let other: Redis;
   let prefix: string;
   let a: FairDispatchStore;
-  let b: FairDispatchStore;
 
   beforeEach(() => {
     prefix = uniquePrefix('dispatch');
     redis = testRedis();
     other = testRedis();
     const keys = new Keyspace(prefix, 4);
-    // Two scheduler processes: two stores on two connections, one shared state.
     a = new FairDispatchStore(redis, keys);
-    b = new FairDispatchStore(other, keys);
   });
 
   afterEach(async () => {
