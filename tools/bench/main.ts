@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
+import { fairness } from './fairness.scenario.js';
+import { schedulerMemory } from './scheduler-memory.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -25,6 +27,21 @@ const SCENARIOS: Record<string, Scenario> = {
       directs: number(flags, 'directs', 100),
       backgroundPerSec: number(flags, 'background', 1000),
       groups: number(flags, 'groups', 1000),
+    }),
+  fairness: (flags) =>
+    fairness({
+      quietGroups: number(flags, 'quiet-groups', 20),
+      quietPerSec: number(flags, 'quiet-rate', 1),
+      floodFactor: number(flags, 'flood-factor', 10),
+      busyGroups: number(flags, 'busy-groups', 10),
+      seconds: number(flags, 'seconds', 10),
+      llmMs: number(flags, 'llm-ms', 100),
+    }),
+  'scheduler-memory': (flags) =>
+    schedulerMemory({
+      groups: number(flags, 'groups', 10_000),
+      eventsPerGroup: number(flags, 'events-per-group', 20),
+      ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
     }),
 };
 
