@@ -62,6 +62,11 @@ export class GroupRuntime {
 
   async handle(event: EventEnvelope, ctx: StreamContext): Promise<void> {
     const groupId = event.groupId ?? '';
+    // An @ is likely to need the group's recent window for its job: read it together with the state.
+    let recent: Promise<ContextMessage[]> | undefined =
+      event.kind === EventKind.MessageDirect ? this.states.recent(ctx, groupId) : undefined;
+    // Not every @ needs it; a failure only matters to the one that awaits it.
+    recent?.catch(() => undefined);
     const before = await this.states.load(ctx, groupId);
     const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before));
     if (isMessage(event)) messages.set(event.id, event);
@@ -75,7 +80,8 @@ export class GroupRuntime {
     });
 
     this.keepRecent(event, ctx);
-    await this.dispatchSide(event, effects, messages, ctx);
+    const window = () => (recent ??= this.states.recent(ctx, groupId));
+    await this.dispatchSide(event, effects, messages, ctx, window);
     this.publishMoves(event, effects, ctx);
     this.writeTimers(event, effects, before, now, ctx);
     for (const effect of effects) {
@@ -132,6 +138,7 @@ export class GroupRuntime {
     effects: SchedulerEffect[],
     messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>,
     ctx: StreamContext,
+    window: () => Promise<ContextMessage[]>,
   ): Promise<void> {
     for (const effect of effects) {
       if (effect.type === 'withdrawn') await this.dispatch.withdraw(effect.jobId);
@@ -139,7 +146,7 @@ export class GroupRuntime {
     }
     for (const effect of effects) {
       if (effect.type !== 'episodeOffered') continue;
-      const job = await this.buildJob(effect.job, messages, ctx, effect.episode.subjects);
+      const job = await this.buildJob(effect.job, messages, ctx, effect.episode.subjects, window);
       if (effect.job.mode === 'start') this.jobs.stageKeep(ctx, job);
       const entry: DispatchEntry = {
         jobId: effect.job.jobId,
@@ -161,6 +168,7 @@ export class GroupRuntime {
     messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>,
     ctx: StreamContext,
     subjects: readonly string[],
+    window: () => Promise<ContextMessage[]>,
   ): Promise<EpisodeJob> {
     const deadline = new Date(spec.deadline).toISOString();
     if (spec.mode === 'resume') {
@@ -195,7 +203,7 @@ export class GroupRuntime {
       mode: 'start',
       trigger: envelope(spec.triggerEventId),
       fragments: spec.fragmentIds.map(envelope),
-      context: await this.states.recent(ctx, spec.groupId ?? '', new Set(subjects)),
+      context: GroupStateStore.contextOf(await window(), new Set(subjects)),
       deadline,
       controlSeq: 1,
       lane: spec.lane,

@@ -76,15 +76,15 @@ export class GroupStateStore {
     if (ids.length > 0) ctx.stage('HDEL', [ctx.keys.heldMessages(ctx.partition)], ...ids);
   }
 
-  /** The group's recent messages, oldest first, without the ones listed. */
-  async recent(ctx: StreamContext, groupId: string, without: ReadonlySet<string>): Promise<ContextMessage[]> {
-    const window = await this.redis.lrange(
-      ctx.keys.groupRecent(ctx.partition, groupId),
-      0,
-      CONTEXT_SIZE + without.size,
-    );
-    return window
-      .map((line) => JSON.parse(line) as ContextMessage)
+  /** The group's recent messages, newest first (read it early; `contextOf` picks the prompt's window). */
+  async recent(ctx: StreamContext, groupId: string): Promise<ContextMessage[]> {
+    const window = await this.redis.lrange(ctx.keys.groupRecent(ctx.partition, groupId), 0, RECENT_KEPT - 1);
+    return window.map((line) => JSON.parse(line) as ContextMessage);
+  }
+
+  /** A prompt's context: the newest `CONTEXT_SIZE` lines of `recent` that are not the episode's own, oldest first. */
+  static contextOf(recent: readonly ContextMessage[], without: ReadonlySet<string>): ContextMessage[] {
+    return recent
       .filter((line) => !without.has(line.eventId))
       .slice(0, CONTEXT_SIZE)
       .reverse();
