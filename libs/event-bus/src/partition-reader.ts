@@ -8,6 +8,7 @@ import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
 import { isTransientError } from './transient-error.js';
+import { validatedEntries } from './validated-entries.js';
 
 /** One consumer name per partition stream: the lease guarantees a single reader, so the name can be fixed and a
  * new owner re-reads exactly the previous owner's unacknowledged entries. */
@@ -246,6 +247,7 @@ export class PartitionReader {
     } catch {
       return { ok: false, entry, reason: 'bad_json' };
     }
+    if (validatedEntries.has(this.stream, entry.id)) return { ok: true, entry, event: plain as EventEnvelope };
     const errors = envelopeErrors(plain);
     if (errors.length > 0) {
       return {
@@ -254,6 +256,7 @@ export class PartitionReader {
         reason: `invalid_envelope: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
       };
     }
+    validatedEntries.add(this.stream, entry.id);
     return { ok: true, entry, event: plain as EventEnvelope };
   }
 

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
-import { Keyspace } from '@app/contracts';
+import { Keyspace, QueueName } from '@app/contracts';
 import { Clock, Metrics, QunliConfig, REDIS } from '@app/platform';
 import { EpisodeControlStore } from '../episodes/episode-control.store.js';
 import { EpisodeQueue } from '../episodes/episode.queue.js';
@@ -26,6 +27,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnApplicationShutdown
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private subscriber: Redis | undefined;
+  private jobEvents: QueueEvents | undefined;
+  private jobEventsConnection: Redis | undefined;
   private stopped = false;
   private readonly grants: Counter<'lane'>;
 
@@ -50,6 +53,22 @@ export class Dispatcher implements OnApplicationBootstrap, OnApplicationShutdown
     this.subscriber = this.redis.duplicate({ connectionName: 'qunli-scheduler-dispatch-wake' });
     this.subscriber.on('message', () => this.kick());
     await this.subscriber.subscribe(this.keys.dispatchWakeChannel);
+    // A finished job frees its slot at once, even while the group's lane is still busy with older events: the
+    // lane's own release on `episode.completed` / `episode.waiting` later finds nothing to free.
+    this.jobEventsConnection = this.redis.duplicate({
+      connectionName: 'qunli-scheduler-job-events',
+      enableAutoPipelining: false,
+    });
+    this.jobEvents = new QueueEvents(QueueName.Episodes, {
+      connection: this.jobEventsConnection,
+      prefix: this.keys.bullPrefix,
+    });
+    this.jobEvents.on('completed', ({ jobId }) => {
+      void this.store
+        .release(jobId)
+        .then((freed) => (freed ? this.kick() : undefined))
+        .catch((error: unknown) => this.fault('release after job completion failed', error));
+    });
     this.timer = setInterval(() => {
       this.kick();
       void this.sweep().catch((error: unknown) => this.fault('sweep failed', error));
@@ -59,6 +78,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnApplicationShutdown
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    await this.jobEvents?.close();
+    this.jobEventsConnection?.disconnect();
     await this.running;
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }

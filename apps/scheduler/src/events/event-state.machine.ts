@@ -110,8 +110,17 @@ export class EventRecord {
   }
 }
 
+const paths = new Map<string, EventState[] | undefined>();
+
 /** The shortest sequence of allowed moves from `from` to `to` (excluding `from`), or undefined. */
 export function pathTo(from: EventState, to: EventState): EventState[] | undefined {
+  const key = `${from}>${to}`;
+  if (!paths.has(key)) paths.set(key, shortestPath(from, to));
+  const path = paths.get(key);
+  return path ? [...path] : undefined;
+}
+
+function shortestPath(from: EventState, to: EventState): EventState[] | undefined {
   if (from === to) return [];
   const previous = new Map<EventState, EventState>();
   const queue: EventState[] = [from];

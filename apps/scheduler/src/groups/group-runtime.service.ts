@@ -32,6 +32,17 @@ import { ATTENTION_POLICY } from './attention.token.js';
 import { contextLine, GroupStateStore } from './group-state.store.js';
 import { schedulerSettings } from './scheduler-settings.js';
 
+function isEmpty(state: GroupState): boolean {
+  return (
+    state.ended.length === 0 &&
+    Object.keys(state.events).length === 0 &&
+    Object.keys(state.batches).length === 0 &&
+    Object.keys(state.snoozed).length === 0 &&
+    Object.keys(state.episodes).length === 0 &&
+    Object.keys(state.timers).length === 0
+  );
+}
+
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
   return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
 }
@@ -103,7 +114,7 @@ export class GroupRuntime {
       }
     }
     this.holdMessages(before, state, effects, messages, ctx);
-    this.states.stageSave(ctx, groupId, state);
+    this.states.stageSave(ctx, groupId, state, isEmpty(before));
     if (effects.some((e) => e.type === 'episodeOffered' || e.type === 'released' || e.type === 'withdrawn')) {
       ctx.afterCommit(async () => {
         this.dispatcher.kick();

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import type { ContextMessage, EventEnvelope, MessagePayload } from '@app/contracts';
-import type { StreamContext } from '@app/event-bus';
+import type { PartitionTask, StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import { initialState, type GroupState } from '../decisions/group-state.js';
 
@@ -40,22 +40,45 @@ function isIdle(state: GroupState): boolean {
  * before a decision; every write is staged in the handler's commit.
  */
 @Injectable()
-export class GroupStateStore {
+export class GroupStateStore implements PartitionTask {
+  /**
+   * Groups of each owned partition known to have no state key. Only this process writes a partition's group state
+   * while it holds the lease, so "no key" stays true until its own commit writes one; the set is dropped whenever
+   * the partition's ownership changes. It spares the GET for the many groups that only chat.
+   */
+  private readonly empty = new Map<number, Set<string>>();
+
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
+  start(partition: number): Promise<void> {
+    this.empty.set(partition, new Set());
+    return Promise.resolve();
+  }
+
+  stop(partition: number): Promise<void> {
+    this.empty.delete(partition);
+    return Promise.resolve();
+  }
+
   async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
+    if (this.empty.get(ctx.partition)?.has(groupId)) return initialState();
     const raw = await this.redis.get(ctx.keys.groupState(ctx.partition, groupId));
     return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as GroupState) };
   }
 
-  stageSave(ctx: StreamContext, groupId: string, state: GroupState): void {
+  /** Stage the state write; `wasEmpty` when the group had no state key before this event. */
+  stageSave(ctx: StreamContext, groupId: string, state: GroupState, wasEmpty: boolean): void {
     const key = ctx.keys.groupState(ctx.partition, groupId);
-    if (isIdle(state)) {
-      if (state.ended.length === 0) ctx.stage('DEL', [key]);
-      else ctx.stage('SET', [key], JSON.stringify(state), 'EX', IDLE_STATE_TTL_SECONDS);
-    } else {
-      ctx.stage('SET', [key], JSON.stringify(state));
+    const empty = this.empty.get(ctx.partition);
+    if (isIdle(state) && state.ended.length === 0) {
+      if (!wasEmpty) ctx.stage('DEL', [key]);
+      // Known empty only once the commit that empties it has happened.
+      ctx.afterCommit(() => void empty?.add(groupId));
+      return;
     }
+    empty?.delete(groupId);
+    if (isIdle(state)) ctx.stage('SET', [key], JSON.stringify(state), 'EX', IDLE_STATE_TTL_SECONDS);
+    else ctx.stage('SET', [key], JSON.stringify(state));
   }
 
   async heldMessages(ctx: StreamContext, ids: string[]): Promise<Map<string, EventEnvelope<MessagePayload>>> {
