@@ -41,7 +41,7 @@ describe('PersistenceModule on real Postgres', () => {
 
   afterAll(async () => {
     for (const database of databases) await database.drop();
-  });
+  }, 60_000);
 
   it('starts on a migrated database and hands out the pool', async () => {
     const database = await createTestDatabase('persistence-ok');
