@@ -558,7 +558,12 @@ class Turn {
 
   private control(episode: EpisodeEntry, fields: Omit<EpisodeControlPayload, 'episodeId' | 'seq'>): number {
     const seq = episode.seq + 1;
-    this.emit({ type: 'control', control: { episodeId: episode.id, seq, ...fields } });
+    // The contract caps the list; the newest events matter most.
+    const eventIds = fields.eventIds?.slice(-256);
+    this.emit({
+      type: 'control',
+      control: { episodeId: episode.id, seq, ...fields, ...(eventIds ? { eventIds } : {}) },
+    });
     return seq;
   }
 
