@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/onebot';
 import { LlmDouble } from '@app/testing';
 import { groupMessage, OneBotLoad, percentile, round } from './load.js';
@@ -25,12 +26,17 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     OPENAI_API_KEY: 'bench',
     ONEBOT_HTTP_API_URL: onebot.url,
     QUNLI_COGNITION_CONCURRENCY: '16',
+    // No configured delays: an @ is decided as it arrives.
+    QUNLI_DEBOUNCE_DIRECT_MS: '0',
   });
   const sentAt = new Map<string, number>();
+  const postedWall = new Map<string, number>();
+  const receivedWall = new Map<string, number>();
   const latencies: number[] = [];
   onebot.onSend((message) => {
     const started = sentAt.get(message.text);
     if (started !== undefined) latencies.push(performance.now() - started);
+    receivedWall.set(message.text, Date.now());
   });
   try {
     await stack.start();
@@ -60,6 +66,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     for (let k = 0; k < options.directs; k++) {
       const group = 300_000 + ((k * 7919) % options.groups);
       sentAt.set(`答：${k}`, performance.now());
+      postedWall.set(`答：${k}`, Date.now());
       await direct.post(groupMessage(group, 21_000 + k, `问题#${k}`, true));
       await sleep(200);
     }
@@ -71,6 +78,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await background.close();
     await direct.close();
     const sorted = [...latencies].sort((a, b) => a - b);
+    const stages = await stageBreakdown(stack, postedWall, receivedWall);
     return {
       scenario: 'latency',
       p50Ms: round(percentile(sorted, 50)),
@@ -79,10 +87,71 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       directs: options.directs,
       answered: latencies.length,
       maxMs: round(sorted[sorted.length - 1] ?? Number.NaN),
+      stagesP50Ms: stages.p50,
+      stagesP99Ms: stages.p99,
     };
   } finally {
     await stack.stop();
     await onebot.stop();
     await llm.close();
   }
+}
+
+const STAGES = ['ingress', 'scheduler', 'queue', 'cognition', 'outbound'] as const;
+
+/**
+ * Where the time of each @ went, from the envelopes' `createdAt` (ms, one machine clock): ingress (post →
+ * `message.direct` appended), scheduler (→ `decision.made`: stream read, decision, dispatch), queue (→
+ * `episode.started`: BullMQ hand-over to a cognition worker), cognition (→ `action.send`: prompt, LLM double,
+ * append), outbound (→ `send_group_msg` received by the OneBot double).
+ */
+async function stageBreakdown(
+  stack: BenchStack,
+  posted: Map<string, number>,
+  received: Map<string, number>,
+): Promise<{ p50: Record<string, number>; p99: Record<string, number> }> {
+  const keys = new Keyspace(stack.prefix, 16);
+  const events: EventEnvelope[] = [];
+  for (let p = 0; p < keys.partitions; p++) {
+    for (const [, fields] of await stack.redis.xrange(keys.stream(p), '-', '+')) {
+      const kind = fields[fields.indexOf('k') + 1];
+      if (kind === EventKind.MessageObserved) continue;
+      events.push(JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope);
+    }
+  }
+  const at = (e: EventEnvelope | undefined) => (e ? Date.parse(e.createdAt) : Number.NaN);
+  const byKind = (kind: string, key: (e: EventEnvelope) => string) =>
+    new Map(events.filter((e) => e.kind === kind).map((e) => [key(e), e]));
+  const pay = (e: EventEnvelope) => e.payload as Record<string, string>;
+  const decisions = byKind(EventKind.DecisionMade, (e) => pay(e).subjectEventId!);
+  const starts = byKind(EventKind.EpisodeStarted, (e) => pay(e).triggerEventId!);
+  const actions = byKind(EventKind.ActionSend, (e) => pay(e).triggerEventId!);
+  const samples: Record<string, number[]> = Object.fromEntries(STAGES.map((s) => [s, []]));
+  for (const direct of events.filter((e) => e.kind === EventKind.MessageDirect)) {
+    const k = /问题#(\d+)/.exec(pay(direct).text ?? '')?.[1];
+    const answer = `答：${k}`;
+    const times = [
+      posted.get(answer),
+      at(direct),
+      at(decisions.get(direct.id)),
+      at(starts.get(direct.id)),
+      at(actions.get(direct.id)),
+      received.get(answer),
+    ];
+    if (times.some((t) => t === undefined || Number.isNaN(t))) continue;
+    STAGES.forEach((stage, i) => samples[stage]!.push(times[i + 1]! - times[i]!));
+  }
+  const pick = (p: number) =>
+    Object.fromEntries(
+      STAGES.map((s) => [
+        s,
+        round(
+          percentile(
+            [...samples[s]!].sort((a, b) => a - b),
+            p,
+          ),
+        ),
+      ]),
+    );
+  return { p50: pick(50), p99: pick(99) };
 }

@@ -4,6 +4,8 @@ import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
 import { memoryRecall } from './memory-recall.scenario.js';
 import { scale } from './scale.scenario.js';
+import { fairness } from './fairness.scenario.js';
+import { schedulerMemory } from './scheduler-memory.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -40,6 +42,21 @@ const SCENARIOS: Record<string, Scenario> = {
       rounds: Math.max(4, number(flags, 'rounds', 8)),
       concurrency: number(flags, 'concurrency', 4),
       processes: [1, 2, 4],
+    }),
+  fairness: (flags) =>
+    fairness({
+      quietGroups: number(flags, 'quiet-groups', 20),
+      quietPerSec: number(flags, 'quiet-rate', 1),
+      floodFactor: number(flags, 'flood-factor', 10),
+      busyGroups: number(flags, 'busy-groups', 10),
+      seconds: number(flags, 'seconds', 10),
+      llmMs: number(flags, 'llm-ms', 100),
+    }),
+  'scheduler-memory': (flags) =>
+    schedulerMemory({
+      groups: number(flags, 'groups', 10_000),
+      eventsPerGroup: number(flags, 'events-per-group', 20),
+      ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
     }),
 };
 

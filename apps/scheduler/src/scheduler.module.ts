@@ -3,14 +3,23 @@ import { QueueName } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule, ProjectorModule } from '@app/persistence';
 import { PlatformModule, QueuesModule } from '@app/platform';
+import { forcedOnlyAttention } from './decisions/attention.policy.js';
+import { Dispatcher } from './dispatch/dispatcher.service.js';
+import { FairDispatchStore } from './dispatch/fair-dispatch.store.js';
+import { EpisodeControlStore } from './episodes/episode-control.store.js';
+import { EpisodeJobStore } from './episodes/episode-job.store.js';
 import { EpisodeQueue } from './episodes/episode.queue.js';
-import { MessageConsumer } from './messages/message.consumer.js';
-import { OutcomeConsumer } from './events/outcome.consumer.js';
-import { EventStates } from './events/event-states.repository.js';
+import { ATTENTION_POLICY } from './groups/attention.token.js';
+import { GroupEventsConsumer } from './groups/group-events.consumer.js';
+import { GroupRuntime } from './groups/group-runtime.service.js';
+import { GroupStateStore } from './groups/group-state.store.js';
+import { TimerStore } from './timers/timer.store.js';
+import { TimerWheel } from './timers/timer-wheel.js';
 
 /**
- * The fast plane: decisions about every event, the event state machine, and episode dispatch. It also runs the
- * projector, which keeps Postgres current from the log (one consumer group with its own checkpoints).
+ * The fast plane: the decider of every group event (event state machine, debounce, preemption), durable timers,
+ * the fair dispatcher and episode control. It also runs the projector, which keeps Postgres current from the log
+ * (one consumer group with its own checkpoints).
  */
 @Module({
   imports: [
@@ -20,7 +29,18 @@ import { EventStates } from './events/event-states.repository.js';
     ProjectorModule,
     QueuesModule.forRoot(QueueName.Episodes),
   ],
-  controllers: [MessageConsumer, OutcomeConsumer],
-  providers: [EpisodeQueue, EventStates],
+  controllers: [GroupEventsConsumer],
+  providers: [
+    { provide: ATTENTION_POLICY, useValue: forcedOnlyAttention },
+    GroupRuntime,
+    GroupStateStore,
+    TimerStore,
+    TimerWheel,
+    FairDispatchStore,
+    Dispatcher,
+    EpisodeQueue,
+    EpisodeControlStore,
+    EpisodeJobStore,
+  ],
 })
 export class SchedulerModule {}

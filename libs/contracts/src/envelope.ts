@@ -33,7 +33,9 @@ import {
   EpisodeControlPayload,
   EpisodeWaitingPayload,
   MessageRecalledPayload,
+  TimerCancelledPayload,
   TimerFiredPayload,
+  TimerScheduledPayload,
   ToolResultPayload,
 } from './runtime.js';
 import {
@@ -137,6 +139,8 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.SendUnknown]: SendProblemPayload,
   [EventKind.MessageRecalled]: MessageRecalledPayload,
   [EventKind.TimerFired]: TimerFiredPayload,
+  [EventKind.TimerScheduled]: TimerScheduledPayload,
+  [EventKind.TimerCancelled]: TimerCancelledPayload,
   [EventKind.EpisodeControl]: EpisodeControlPayload,
   [EventKind.EpisodeWaiting]: EpisodeWaitingPayload,
   [EventKind.ToolResult]: ToolResultPayload,
@@ -169,6 +173,8 @@ export interface PayloadMap {
   'send.unknown': SendProblemPayload;
   'message.recalled': MessageRecalledPayload;
   'timer.fired': TimerFiredPayload;
+  'timer.scheduled': TimerScheduledPayload;
+  'timer.cancelled': TimerCancelledPayload;
   'episode.control': EpisodeControlPayload;
   'episode.waiting': EpisodeWaitingPayload;
   'tool.result': ToolResultPayload;

@@ -26,6 +26,10 @@ export const EventKind = {
   MessageRecalled: 'message.recalled',
   /** A durable timer came due (runtime spine). */
   TimerFired: 'timer.fired',
+  /** The scheduler set or moved a durable timer. */
+  TimerScheduled: 'timer.scheduled',
+  /** The scheduler cancelled a durable timer before it fired. */
+  TimerCancelled: 'timer.cancelled',
   /** The scheduler told an episode to start, stop, take new messages in or continue. */
   EpisodeControl: 'episode.control',
   /** An episode parked itself until a timer (`wait`) or an asynchronous tool's result. */

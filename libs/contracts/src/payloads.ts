@@ -1,5 +1,17 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { EPISODE_END_CAUSES, type EpisodeEndCause } from './actions.js';
 import { EVENT_STATES, type EventState } from './event-state.js';
 import { MessageSegment } from './message.js';
@@ -22,6 +34,17 @@ export class StateTransition {
   /** True when the transition bypassed the allowed-transitions table (`force()`). */
   @IsBoolean()
   forced!: boolean;
+
+  /** Who moved the event: `scheduler`, `operator:<name>`… (absent in events written before the runtime spine). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  by?: string;
+
+  /** When, in product time (absent: the envelope's `createdAt`). */
+  @IsOptional()
+  @IsISO8601()
+  at?: string;
 }
 
 export const DECISION_OUTCOMES = ['deliberate', 'skip', 'snooze', 'expire'] as const;

@@ -87,6 +87,42 @@ export class TimerFiredPayload {
   data?: Record<string, unknown>;
 }
 
+/** `timer.scheduled`: the scheduler set (or moved) a durable timer, in the commit of the state that needs it. */
+export class TimerScheduledPayload {
+  @IsString()
+  @MaxLength(200)
+  timerId!: string;
+
+  @IsIn(TIMER_PURPOSES)
+  purpose!: TimerPurpose;
+
+  @IsOptional()
+  @IsString()
+  subjectEventId?: string;
+
+  @IsOptional()
+  @IsString()
+  episodeId?: string;
+
+  /** Product time it is due. Setting the same timer id again moves it. */
+  @IsISO8601()
+  dueAt!: string;
+}
+
+/** `timer.cancelled`: a durable timer will not fire (its reason is gone: the batch closed, the episode ended…). */
+export class TimerCancelledPayload {
+  @IsString()
+  @MaxLength(200)
+  timerId!: string;
+
+  @IsIn(TIMER_PURPOSES)
+  purpose!: TimerPurpose;
+
+  @IsString()
+  @MaxLength(500)
+  reason!: string;
+}
+
 export const EPISODE_COMMANDS = ['start', 'supersede', 'interrupt', 'cancel', 'resume'] as const;
 /**
  * - `start`: the episode was dispatched (its job is queued).
@@ -119,7 +155,11 @@ export class EpisodeControlPayload {
   @MaxLength(500)
   reason!: string;
 
-  /** interrupt / supersede: message events the episode (or its successor) must take in. */
+  /**
+   * interrupt: every message event the episode must take in beyond its job, cumulative (the newest interrupt
+   * names all of them, so a worker that reads only the record's `latest` misses none); supersede: the events the
+   * successor carries over; start: the events the episode is about.
+   */
   @IsOptional()
   @IsArray()
   @IsString({ each: true })

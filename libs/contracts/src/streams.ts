@@ -113,6 +113,34 @@ export class Keyspace {
     return `${this.prefix}:timers:${this.tag(partition)}`;
   }
 
+  /** What each durable timer of one partition is (hash: timer id → timer JSON); its due time is in `timers`. */
+  timerData(partition: number): string {
+    return `${this.prefix}:timer-data:${this.tag(partition)}`;
+  }
+
+  /** Messages the scheduler holds until it decides about them (hash: event id → envelope JSON). */
+  heldMessages(partition: number): string {
+    return `${this.prefix}:held:${this.tag(partition)}`;
+  }
+
+  /** The start job of an unfinished episode, kept to build its continuations (string: `EpisodeJob` JSON). */
+  episodeJob(partition: number, episodeId: string): string {
+    return `${this.prefix}:episode-job:${this.tag(partition)}:${episodeId}`;
+  }
+
+  /**
+   * The fair dispatcher's keys. They are global (caps hold across scheduler processes), so they share one hash tag
+   * of their own: `name` is `waiting`, `running`, `ring:direct`, `q:ambient:<group>`…
+   */
+  dispatch(name: string): string {
+    return `${this.prefix}:dispatch:{dispatch}:${name}`;
+  }
+
+  /** Pub/sub channel telling every scheduler process that dispatch work may be possible (offer, freed slot). */
+  get dispatchWakeChannel(): string {
+    return `${this.prefix}:dispatch-wake`;
+  }
+
   /** The control record of one episode (`EpisodeControlRecord` JSON), written in the scheduler's commit. */
   episodeControl(partition: number, episodeId: string): string {
     return `${this.prefix}:episode-control:${this.tag(partition)}:${episodeId}`;

@@ -19,9 +19,22 @@ export interface BatchHandler {
   handleBatch(entries: BatchEntry[]): Promise<void>;
 }
 
+/**
+ * Work that belongs to a partition and must run only while this process owns it for the consumer group (the
+ * scheduler's durable timers): started after the partition's reader, stopped before it when the lease goes.
+ */
+export interface PartitionTask {
+  start(partition: number): Promise<void>;
+  stop(partition: number): Promise<void>;
+}
+
 export interface ConsumerOptions {
-  /** Entries handled at once per partition (different groups in parallel, one group in order). Default 32. */
+  /** Groups handled at once per partition (one slot per group however long its backlog; one group in order). Default 32. */
   concurrency?: number;
+  /** Extra slots for groups whose next event is urgent (a message addressed to the bot). Default 8. */
+  urgentReserve?: number;
+  /** Started and stopped with each partition this consumer owns. */
+  partitionTasks?: PartitionTask[];
   /** Entries read per XREADGROUP. Default 100. */
   readCount?: number;
   /** How long one XREADGROUP blocks waiting for entries. Default 1000 ms. */

@@ -24,6 +24,8 @@ function observed(groupId: string, text: string): EventOf<'message.observed'> {
 class Recorder {
   seen: { text: string; deliveries: number; partition: number }[] = [];
   gate: Promise<void> | undefined;
+  /** Text → how many times its handler fails before it succeeds. */
+  flaky = new Map<string, number>();
 }
 const recorder = new Recorder();
 
@@ -38,6 +40,11 @@ class TestConsumer {
       throw new QunliError('TEST.OUTAGE', 'dependency down', { transient: true });
     }
     if (text.startsWith('slow')) await recorder.gate;
+    const failing = recorder.flaky.get(text) ?? 0;
+    if (failing > 0) {
+      recorder.flaky.set(text, failing - 1);
+      throw new Error(`flaky ${text}`);
+    }
     ctx.stage('RPUSH', [`${ctx.keys.prefix}:effects:{p${ctx.partition}}`], text);
     ctx.publish(
       makeEvent({
@@ -64,11 +71,17 @@ describe('event bus on real Redis', () => {
       QUNLI_MAX_DELIVERIES: 3,
       QUNLI_CLAIM_IDLE_MS: 200,
       QUNLI_LEASE_MS: 1500,
+      QUNLI_RETRY_BASE_MS: 50,
+      QUNLI_RETRY_MAX_MS: 200,
       ...extra,
     };
   }
 
-  async function startApp(instance: string, extra: Record<string, string | number> = {}): Promise<INestApplication> {
+  async function startApp(
+    instance: string,
+    extra: Record<string, string | number> = {},
+    options: { concurrency?: number } = {},
+  ): Promise<INestApplication> {
     const config = testConfig('scheduler', env({ QUNLI_INSTANCE_ID: instance, ...extra }));
     @Module({
       imports: [PlatformModule.forApp('scheduler', { config, withoutDefaultMetrics: true }), EventBusModule.forRoot()],
@@ -78,7 +91,7 @@ describe('event bus on real Redis', () => {
     const app = await NestFactory.create(TestModule, {
       logger: process.env.BUS_TEST_LOGS ? ['error', 'warn', 'log'] : false,
     });
-    connectStreamConsumer(app, GROUP, { blockMs: 100 });
+    connectStreamConsumer(app, GROUP, { blockMs: 100, ...options });
     await app.startAllMicroservices();
     await app.init();
     apps.push(app);
@@ -99,6 +112,11 @@ describe('event bus on real Redis', () => {
   }
 
   const keys = () => new Keyspace(prefix, PARTITIONS);
+  /** Another group id that hashes to the same partition as `groupId`. */
+  function groupInSamePartition(groupId: string): string {
+    const k = keys();
+    for (let n = Number(groupId) + 1; ; n++) if (k.partitionOf(String(n)) === k.partitionOf(groupId)) return String(n);
+  }
   const effects = (partition: number) => redis.lrange(`${prefix}:effects:{p${partition}}`, 0, -1);
 
   async function publishedDecisions(partition: number): Promise<string[]> {
@@ -112,6 +130,7 @@ describe('event bus on real Redis', () => {
     prefix = uniquePrefix('bus');
     recorder.seen = [];
     recorder.gate = undefined;
+    recorder.flaky.clear();
     redis = testRedis();
   });
 
@@ -154,14 +173,30 @@ describe('event bus on real Redis', () => {
     await until(async () => ((await redis.xpending(k.stream(p), GROUP)) as [number])[0] === 0);
   });
 
-  it('dead-letters a poison event after N failed deliveries while later events of the same group flow', async () => {
+  it('keeps a group in order under a failing handler: the later events wait for the retried one', async () => {
+    const app = await startApp('a');
+    const log = app.get(EventLog);
+    const g = '30013';
+    const p = keys().partitionOf(g);
+    recorder.flaky.set('flaky', 2);
+    for (const text of ['first', 'flaky', 'third', 'fourth']) await log.append(observed(g, text));
+    await until(async () => (await effects(p)).length === 4);
+    expect(await effects(p)).toEqual(['first', 'flaky', 'third', 'fourth']);
+    const order = recorder.seen.map((s) => s.text);
+    expect(order).toEqual(['first', 'flaky', 'flaky', 'flaky', 'third', 'fourth']);
+    expect(await redis.xlen(keys().deadLetters(p))).toBe(0);
+  });
+
+  it('dead-letters a poison event after N failed deliveries; its group waits only that long, others never', async () => {
     const app = await startApp('a');
     const log = app.get(EventLog);
     const g = '30003';
+    const other = groupInSamePartition(g);
     const p = keys().partitionOf(g);
     await log.append(observed(g, 'before'));
     await log.append(observed(g, 'poison pill'));
     await log.append(observed(g, 'after-1'));
+    await log.append(observed(other, 'neighbour'));
     await log.append(observed(g, 'after-2'));
 
     await until(async () => (await redis.xlen(keys().deadLetters(p))) === 1);
@@ -176,13 +211,36 @@ describe('event bus on real Redis', () => {
     expect(dead.error).toContain('cannot handle poison pill');
     expect((JSON.parse(dead.e!) as EventEnvelope<MessagePayload>).payload.text).toBe('poison pill');
 
+    await until(async () => (await effects(p)).length === 4);
     expect(recorder.seen.filter((s) => s.text === 'poison pill')).toHaveLength(3);
-    expect(await effects(p)).toEqual(['before', 'after-1', 'after-2']);
-    // The later events did not wait for the poison to be dead-lettered.
+    // The poison's own group waited in order; the neighbour of the same partition did not wait for it.
+    expect((await effects(p)).filter((t) => t !== 'neighbour')).toEqual(['before', 'after-1', 'after-2']);
     const order = recorder.seen.map((s) => s.text);
-    expect(order.indexOf('after-2')).toBeLessThan(order.lastIndexOf('poison pill'));
+    expect(order.indexOf('after-1')).toBeGreaterThan(order.lastIndexOf('poison pill'));
+    expect(order.indexOf('neighbour')).toBeLessThan(order.lastIndexOf('poison pill'));
     await until(async () => ((await redis.xpending(keys().stream(p), GROUP)) as [number])[0] === 0);
   });
+
+  it('a flood in one group does not delay a quiet group of the same partition', async () => {
+    const app = await startApp('a', {}, { concurrency: 2 });
+    const log = app.get(EventLog);
+    const flood = '30021';
+    const quiet = groupInSamePartition(flood);
+    const p = keys().partitionOf(flood);
+    let open!: () => void;
+    recorder.gate = new Promise<void>((resolve) => (open = resolve));
+    // 300 entries of one group, each blocked in its handler until the gate opens.
+    await log.appendAll(Array.from({ length: 300 }, (_, i) => observed(flood, `slow ${i}`)));
+    await log.append(observed(quiet, 'quiet one'));
+    await log.append(observed(quiet, 'quiet two'));
+    await until(async () => (await effects(p)).length === 2);
+    expect(await effects(p)).toEqual(['quiet one', 'quiet two']);
+    expect(recorder.seen.filter((s) => s.text.startsWith('slow'))).toHaveLength(1);
+    open();
+    await until(async () => (await effects(p)).length === 302, 20_000);
+    const slow = (await effects(p)).filter((t) => t.startsWith('slow'));
+    expect(slow).toEqual(Array.from({ length: 300 }, (_, i) => `slow ${i}`));
+  }, 30_000);
 
   it('retries a handler that reports a dependency outage without dead-lettering it', async () => {
     const app = await startApp('a', { QUNLI_MAX_DELIVERIES: 2 });

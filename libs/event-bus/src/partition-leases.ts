@@ -90,18 +90,25 @@ export class PartitionLeases {
     ];
     const share = Math.ceil(this.keys.partitions / Math.max(1, live));
 
-    for (const partition of [...this.owned]) {
-      const renewed = (await this.redis.eval(
-        RENEW,
-        1,
-        this.keys.lease(this.group, partition),
-        this.instanceId,
-        this.leaseMs,
-      )) as number;
-      if (renewed !== 1) {
-        this.owned.delete(partition);
-        await this.listener.released(partition, true);
-      }
+    // Renew every lease first, all at once: stopping a lost partition's reader below waits for its handlers, and
+    // must never delay the renewal of the others (a slow stop would otherwise cascade into losing them all).
+    const held = [...this.owned];
+    const renewed = await Promise.all(
+      held.map(
+        (partition) =>
+          this.redis.eval(
+            RENEW,
+            1,
+            this.keys.lease(this.group, partition),
+            this.instanceId,
+            this.leaseMs,
+          ) as Promise<number>,
+      ),
+    );
+    for (let i = 0; i < held.length; i++) {
+      if (renewed[i] === 1) continue;
+      this.owned.delete(held[i]!);
+      await this.listener.released(held[i]!, true);
     }
 
     const surplus = [...this.owned].sort((a, b) => b - a).slice(0, Math.max(0, this.owned.size - share));

@@ -1,13 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { envelopeErrors, type EventEnvelope, type Keyspace } from '@app/contracts';
+import { envelopeErrors, PRIORITY, type EventEnvelope, type Keyspace } from '@app/contracts';
 import { commitArguments, COMMIT_SCRIPT } from './commit.script.js';
 import type { BatchEntry, BatchHandler } from './consumer-types.js';
 import { entryFields } from './event-log.js';
-import { KeyedSerial } from './keyed-serial.js';
+import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
 import { isTransientError } from './transient-error.js';
+import { validatedEntries } from './validated-entries.js';
 
 /** One consumer name per partition stream: the lease guarantees a single reader, so the name can be fixed and a
  * new owner re-reads exactly the previous owner's unacknowledged entries. */
@@ -27,9 +28,19 @@ export type Dispatch =
 export interface ReaderSettings {
   maxDeliveries: number;
   claimIdleMs: number;
+  /** Groups handled at once per partition (one slot per group, whatever its backlog). */
   concurrency: number;
+  /** Extra slots for groups whose next event is urgent (priority 0: addressed to the bot). */
+  urgentReserve: number;
   readCount: number;
   blockMs: number;
+  /** First retry delay of a failed handler; doubles per failure up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Entries held in memory per partition before reading pauses (backlogs beyond `laneBodies` are ids only). */
+  maxHeld: number;
+  /** Parsed entries kept per group; a longer backlog keeps only entry ids and re-reads the entry when its turn comes. */
+  laneBodies: number;
 }
 
 export interface ReaderLog {
@@ -45,6 +56,14 @@ interface RawEntry {
 
 type Parsed = { ok: true; entry: RawEntry; event: EventEnvelope } | { ok: false; entry: RawEntry; reason: string };
 
+/** One entry waiting in its group's lane. A spilled entry (long backlog) holds no body until its turn. */
+interface HeldEntry extends LaneItem {
+  entry: RawEntry;
+  event: EventEnvelope | undefined;
+  /** Transient failures so far (they do not count towards dead-lettering, only towards the backoff). */
+  attempts: number;
+}
+
 type XReadReply = [string, [string, string[] | null][]][] | null;
 
 function describe(error: unknown): string {
@@ -55,18 +74,22 @@ function describe(error: unknown): string {
 /**
  * Reads one partition stream for one consumer group while this process holds the partition's lease: first its
  * own pending entries (a restart or a takeover resumes where the last owner stopped), then new ones. Entries are
- * validated; invalid ones go straight to the dead-letter stream. Handlers that fail are retried with backoff;
- * after `maxDeliveries` non-transient failures the entry is dead-lettered and acknowledged, so one poison event
- * never stalls its group. A janitor reclaims entries left idle longer than `claimIdleMs` (XAUTOCLAIM).
+ * validated; invalid ones go straight to the dead-letter stream.
+ *
+ * Per-event handlers run in `GroupLanes`: one chat group's events one at a time and in log order, different groups
+ * in parallel, one slot per group however long its backlog (no head-of-line blocking), urgent groups first. A
+ * failing handler is retried in place with backoff while its group's later events wait — a stateful consumer never
+ * sees them out of order — and after `maxDeliveries` non-transient failures the entry is dead-lettered and the
+ * group moves on, so a poison event stalls its group for at most the retry budget. A janitor reclaims entries left
+ * idle that this reader does not hold (XPENDING IDLE + XCLAIM) and trims the inbox.
  */
 export class PartitionReader {
   private running = false;
   private loop: Promise<void> = Promise.resolve();
   private janitorTimer: NodeJS.Timeout | undefined;
   private janitorRun: Promise<void> = Promise.resolve();
-  private readonly inFlight = new Set<string>();
-  private readonly retryAt = new Map<string, number>();
-  private readonly serial: KeyedSerial;
+  private readonly batchInFlight = new Set<string>();
+  private readonly lanes: GroupLanes<HeldEntry>;
   private readonly stream: string;
   private readonly deadLetters: string;
   private readonly inbox: string;
@@ -87,9 +110,19 @@ export class PartitionReader {
     this.deadLetters = keys.deadLetters(partition);
     this.inbox = keys.inbox(partition, group);
     this.failures = `${this.inbox}:failures`;
-    this.serial = new KeyedSerial((error) =>
-      this.log.error('stream task failed outside its handler', { group, partition, error: describe(error) }),
-    );
+    this.lanes = new GroupLanes<HeldEntry>({
+      concurrency: settings.concurrency,
+      urgentReserve: settings.urgentReserve,
+      run: (held) => this.runHeld(held),
+      onError: (error, held) =>
+        this.log.error('stream task failed outside its handler', {
+          group,
+          partition,
+          entryId: held.id,
+          error: describe(error),
+        }),
+      fallbackRetryMs: settings.retryBaseMs,
+    });
   }
 
   async start(): Promise<void> {
@@ -108,13 +141,14 @@ export class PartitionReader {
     }, every);
   }
 
-  /** Stop reading; wait for handlers in flight. Unacknowledged entries stay pending for the next owner. */
+  /** Stop reading; wait for handlers running now. Unacknowledged entries stay pending for the next owner. */
   async stop(): Promise<void> {
     this.running = false;
     clearInterval(this.janitorTimer);
+    const lanes = this.lanes.stop();
     await this.loop;
     await this.janitorRun;
-    await this.serial.idle();
+    await lanes;
   }
 
   private async ensureGroup(): Promise<void> {
@@ -134,7 +168,7 @@ export class PartitionReader {
     this.startJanitor();
     while (this.running) {
       try {
-        if (this.dispatch.mode === 'each') await this.serial.belowLimit(this.settings.concurrency);
+        if (this.dispatch.mode === 'each') await this.lanes.belowSize(this.settings.maxHeld);
         if (!this.running) break;
         const reply = (await this.blocking.xreadgroup(
           'GROUP',
@@ -164,6 +198,7 @@ export class PartitionReader {
     let cursor = '0';
     while (this.running) {
       try {
+        if (this.dispatch.mode === 'each') await this.lanes.belowSize(this.settings.maxHeld);
         const reply = (await this.redis.xreadgroup(
           'GROUP',
           this.group,
@@ -212,6 +247,7 @@ export class PartitionReader {
     } catch {
       return { ok: false, entry, reason: 'bad_json' };
     }
+    if (validatedEntries.has(this.stream, entry.id)) return { ok: true, entry, event: plain as EventEnvelope };
     const errors = envelopeErrors(plain);
     if (errors.length > 0) {
       return {
@@ -220,25 +256,44 @@ export class PartitionReader {
         reason: `invalid_envelope: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
       };
     }
+    validatedEntries.add(this.stream, entry.id);
     return { ok: true, entry, event: plain as EventEnvelope };
+  }
+
+  /** Parse one entry; an invalid one is dead-lettered (or, when trimmed away, dropped) and yields nothing. */
+  private async validEvent(entry: RawEntry): Promise<EventEnvelope | undefined> {
+    const item = this.parse(entry);
+    if (item.ok) return item.event;
+    if (item.entry.fields === null) await this.dropDeleted(item.entry);
+    else await this.deadLetter(item.entry, item.reason.split(':')[0]!, item.reason);
+    return undefined;
   }
 
   private async handle(all: RawEntry[]): Promise<void> {
     const entries = await this.skipUnhandled(all);
-    const parsed = entries.map((entry) => this.parse(entry));
-    const valid: { entry: RawEntry; event: EventEnvelope }[] = [];
-    for (const item of parsed) {
-      if (item.ok) valid.push(item);
-      else if (item.entry.fields === null) await this.dropDeleted(item.entry);
-      else await this.deadLetter(item.entry, item.reason.split(':')[0]!, item.reason);
-    }
     if (this.dispatch.mode === 'batch') {
+      const valid: { entry: RawEntry; event: EventEnvelope }[] = [];
+      for (const entry of entries) {
+        const event = await this.validEvent(entry);
+        if (event) valid.push({ entry, event });
+      }
       await this.handleBatch(this.dispatch.handler, valid);
       return;
     }
-    for (const item of valid) {
-      this.inFlight.add(item.entry.id);
-      this.serial.run(item.event.groupId ?? '', () => this.handleOne(item.entry, item.event));
+    for (const entry of entries) {
+      if (this.lanes.has(entry.id)) continue;
+      const event = await this.validEvent(entry);
+      if (!event) continue;
+      const key = event.groupId ?? '';
+      const spill = this.lanes.backlog(key) >= this.settings.laneBodies;
+      this.lanes.push({
+        id: entry.id,
+        key,
+        urgent: event.priority === PRIORITY.direct,
+        entry: spill ? { ...entry, fields: [] } : entry,
+        event: spill ? undefined : event,
+        attempts: 0,
+      });
     }
   }
 
@@ -272,30 +327,47 @@ export class PartitionReader {
     await this.redis.xack(this.stream, this.group, entry.id);
   }
 
-  private async handleOne(entry: RawEntry, event: EventEnvelope): Promise<void> {
+  /** A held entry's turn: load a spilled body, then handle it. */
+  private async runHeld(held: HeldEntry): Promise<LaneOutcome> {
+    if (!held.event) {
+      const [found] = (await this.redis.xrange(this.stream, held.id, held.id)) as [string, string[]][];
+      const entry: RawEntry = { id: held.id, fields: found?.[1] ?? null, deliveries: held.entry.deliveries };
+      const event = await this.validEvent(entry);
+      if (!event) return { done: true };
+      held.entry = entry;
+      held.event = event;
+    }
+    return this.handleOne(held, held.event);
+  }
+
+  private async handleOne(held: HeldEntry, event: EventEnvelope): Promise<LaneOutcome> {
     const dispatch = this.dispatch as Extract<Dispatch, { mode: 'each' }>;
+    const entry = held.entry;
     const started = performance.now();
     try {
       if (!dispatch.handles(event.kind)) {
         await this.redis.xack(this.stream, this.group, entry.id);
         this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'skipped' });
-        return;
+        return { done: true };
       }
       if ((await this.redis.zscore(this.inbox, event.id)) !== null) {
         await this.redis.xack(this.stream, this.group, entry.id);
         this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'duplicate' });
-        return;
+        return { done: true };
       }
-      const ctx = new StreamContext(this.group, this.partition, entry.id, entry.deliveries, this.keys);
+      const deliveries = entry.deliveries + held.attempts;
+      const ctx = new StreamContext(this.group, this.partition, entry.id, deliveries, this.keys);
       await dispatch.handle(event, ctx);
       await this.commit(entry, event, ctx);
-      this.forget(entry.id);
+      await ctx.runAfterCommit((error) =>
+        this.log.error('after-commit task failed', { group: this.group, entryId: entry.id, error: describe(error) }),
+      );
+      if (held.attempts > 0 || entry.deliveries > 1) this.forget(entry.id);
       this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'handled' });
       this.metrics.handlerSeconds.observe({ group: this.group }, (performance.now() - started) / 1000);
+      return { done: true };
     } catch (error) {
-      await this.failed(entry, event, error);
-    } finally {
-      this.inFlight.delete(entry.id);
+      return this.failed(held, event, error);
     }
   }
 
@@ -328,17 +400,26 @@ export class PartitionReader {
     for (const published of ctx.published) this.metrics.published(published);
   }
 
-  /** A handler failed: back off and retry, or dead-letter after too many non-transient failures. */
-  private async failed(entry: RawEntry, event: EventEnvelope, error: unknown): Promise<void> {
+  /**
+   * A handler failed: retry in place after a backoff (the group's later events wait), or dead-letter after too
+   * many non-transient failures. Transient failures (a dependency is down) never dead-letter.
+   */
+  private async failed(held: HeldEntry, event: EventEnvelope, error: unknown): Promise<LaneOutcome> {
+    const entry = held.entry;
     const transient = isTransientError(error);
     this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: transient ? 'unavailable' : 'failed' });
-    const failures = transient ? 0 : await this.redis.hincrby(this.failures, entry.id, 1);
-    if (!transient && failures >= this.settings.maxDeliveries) {
-      await this.deadLetter(entry, 'max_deliveries', describe(error), event.kind);
-      return;
+    held.attempts++;
+    let failures = 0;
+    try {
+      failures = transient ? 0 : await this.redis.hincrby(this.failures, entry.id, 1);
+      if (!transient && failures >= this.settings.maxDeliveries) {
+        await this.deadLetter(entry, 'max_deliveries', describe(error), event.kind);
+        return { done: true };
+      }
+    } catch (redisError) {
+      this.fault(redisError);
     }
-    this.retryAt.set(entry.id, Date.now() + this.backoff(Math.max(1, failures)));
-    this.log.warn('handler failed; will retry', {
+    this.log.warn('handler failed; will retry in place', {
       group: this.group,
       partition: this.partition,
       entryId: entry.id,
@@ -348,14 +429,15 @@ export class PartitionReader {
       transient,
       error: describe(error),
     });
+    return { done: false, retryInMs: this.backoff(transient ? Math.min(held.attempts, 8) : Math.max(1, failures)) };
   }
 
+  /** `retryBaseMs × 2^(n−1)`, at most `retryMaxMs`. */
   private backoff(failures: number): number {
-    return Math.min(this.settings.claimIdleMs, 250 * 2 ** (failures - 1));
+    return Math.min(this.settings.retryMaxMs, this.settings.retryBaseMs * 2 ** (failures - 1));
   }
 
   private forget(id: string): void {
-    this.retryAt.delete(id);
     void this.redis.hdel(this.failures, id).catch((error: unknown) => this.fault(error));
   }
 
@@ -373,14 +455,13 @@ export class PartitionReader {
         event,
         deliveries: entry.deliveries,
       }));
-    items.forEach(({ entry }) => this.inFlight.add(entry.id));
+    items.forEach(({ entry }) => this.batchInFlight.add(entry.id));
     try {
       try {
         await handler.handleBatch(toBatch(items));
         await this.ackAll(items.map(({ entry }) => entry.id));
-        items.forEach(({ entry, event }) => {
+        items.forEach(({ event }) => {
           this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'handled' });
-          this.retryAt.delete(entry.id);
         });
         return;
       } catch (error) {
@@ -417,7 +498,7 @@ export class PartitionReader {
         }
       }
     } finally {
-      items.forEach(({ entry }) => this.inFlight.delete(entry.id));
+      items.forEach(({ entry }) => this.batchInFlight.delete(entry.id));
     }
   }
 
@@ -455,7 +536,6 @@ export class PartitionReader {
       .exec();
     const failure = results?.find(([e]) => e)?.[0];
     if (failure) throw failure;
-    this.retryAt.delete(entry.id);
     this.metrics.deadLetters.inc({ group: this.group, reason });
     this.log.error('entry dead-lettered', {
       group: this.group,
@@ -468,46 +548,43 @@ export class PartitionReader {
   }
 
   /**
-   * Retries entries whose handler failed here once their backoff is over, reclaims entries idle for longer than
-   * `claimIdleMs` (a handler that died without acknowledging), and trims the inbox.
+   * Reclaims entries idle for longer than `claimIdleMs` that this reader does not hold (a handler lost without an
+   * outcome), and trims the inbox. Entries the lanes hold are never claimed: they wait their turn, in order.
    */
   private async janitor(): Promise<void> {
     if (!this.running) return;
-    const now = Date.now();
-    const due = [...this.retryAt].filter(([id, at]) => at <= now && !this.inFlight.has(id)).map(([id]) => id);
-    if (due.length > 0) {
-      due.forEach((id) => this.retryAt.delete(id));
-      const claimed = (await this.redis.xclaim(this.stream, this.group, CONSUMER, 0, ...due)) as [
+    const idle = (await this.redis.call(
+      'XPENDING',
+      this.stream,
+      this.group,
+      'IDLE',
+      this.settings.claimIdleMs,
+      '-',
+      '+',
+      100,
+      CONSUMER,
+    )) as [string, string, number, number][];
+    const lost = idle.map(([id]) => id).filter((id) => !this.lanes.has(id));
+    if (lost.length > 0) {
+      const claimed = (await this.redis.xclaim(this.stream, this.group, CONSUMER, 0, ...lost)) as [
         string,
         string[] | null,
       ][];
-      await this.redeliver(claimed);
+      const counts = new Map(idle.map(([id, , , count]) => [id, count]));
+      const entries = claimed
+        .filter(([id]) => !this.lanes.has(id))
+        .map(([id, fields]) => ({ id, fields, deliveries: (counts.get(id) ?? 1) + 1 }))
+        .sort((a, b) => compareIds(a.id, b.id));
+      if (entries.length > 0) {
+        this.log.warn('reclaimed idle entries', {
+          group: this.group,
+          partition: this.partition,
+          count: entries.length,
+        });
+        await this.handle(entries);
+      }
     }
-    const [, claimed, deleted] = (await this.redis.xautoclaim(
-      this.stream,
-      this.group,
-      CONSUMER,
-      this.settings.claimIdleMs,
-      '0-0',
-      'COUNT',
-      100,
-    )) as [string, [string, string[] | null][], string[]];
-    const idle = claimed.filter(([id]) => !this.inFlight.has(id) && !this.retryAt.has(id));
-    for (const id of deleted ?? []) {
-      this.log.warn('pending entry was trimmed before it was handled', { group: this.group, entryId: id });
-    }
-    await this.redeliver(idle);
     await this.redis.zremrangebyrank(this.inbox, 0, -(INBOX_SIZE + 1));
-  }
-
-  private async redeliver(claimed: [string, string[] | null][]): Promise<void> {
-    if (claimed.length === 0) return;
-    const ids = claimed.map(([id]) => id).sort(compareIds);
-    const counts = await this.deliveryCounts(ids[0]!, ids[ids.length - 1]!);
-    const entries = claimed
-      .map(([id, fields]) => ({ id, fields, deliveries: counts.get(id) ?? 1 }))
-      .sort((a, b) => compareIds(a.id, b.id));
-    await this.handle(entries);
   }
 }
 

@@ -4,6 +4,7 @@ import type { Keyspace } from '@app/contracts';
 import { PartitionLeases } from './partition-leases.js';
 import { PartitionReader, type Dispatch, type ReaderLog, type ReaderSettings } from './partition-reader.js';
 import type { BusMetrics } from './bus-metrics.js';
+import type { PartitionTask } from './consumer-types.js';
 
 export interface PartitionedConsumerOptions {
   redis: Redis;
@@ -13,6 +14,8 @@ export interface PartitionedConsumerOptions {
   leaseMs: number;
   settings: ReaderSettings;
   dispatch: Dispatch;
+  /** Run while the partition is owned: started after its reader, stopped before it. */
+  partitionTasks: PartitionTask[];
   metrics: BusMetrics;
   ownedGauge: Gauge<'group'>;
   log: ReaderLog;
@@ -62,6 +65,7 @@ export class PartitionedConsumer {
     );
     this.readers.set(partition, { reader, connection });
     await reader.start();
+    for (const task of options.partitionTasks) await task.start(partition);
     options.ownedGauge.set({ group: options.group }, this.readers.size);
   }
 
@@ -71,6 +75,15 @@ export class PartitionedConsumer {
     this.readers.delete(partition);
     if (lost) {
       this.options.log.warn('partition lease lost; stopping its reader', { group: this.options.group, partition });
+    }
+    for (const task of this.options.partitionTasks) {
+      await task.stop(partition).catch((error: unknown) =>
+        this.options.log.error('partition task did not stop cleanly', {
+          group: this.options.group,
+          partition,
+          error: String(error),
+        }),
+      );
     }
     // stop() marks the reader stopped synchronously; closing its connection then ends a pending
     // XREADGROUP BLOCK at once instead of after its timeout.

@@ -18,6 +18,7 @@ export interface StagedCommand {
 export class StreamContext extends BaseRpcContext<[string, number, string]> {
   readonly published: EventEnvelope[] = [];
   readonly staged: StagedCommand[] = [];
+  private readonly afterCommitTasks: (() => Promise<void> | void)[] = [];
 
   constructor(
     readonly group: string,
@@ -41,5 +42,25 @@ export class StreamContext extends BaseRpcContext<[string, number, string]> {
   /** Run `command keys… args…` in the commit, e.g. `stage('LPUSH', [keys.groupRecent(p, g)], json)`. */
   stage(command: string, keys: string[], ...args: (string | number)[]): void {
     this.staged.push({ command, keys, args });
+  }
+
+  /**
+   * Run `task` once the commit succeeded (wake a dispatcher, notify a peer). It must be safe to skip: a crash right
+   * after the commit never runs it, so whatever it does must also happen some other way (a poll, a sweep).
+   * A failing task is logged; it never makes the entry be handled again.
+   */
+  afterCommit(task: () => Promise<void> | void): void {
+    this.afterCommitTasks.push(task);
+  }
+
+  /** Called by the reader after the commit. */
+  async runAfterCommit(onError: (error: unknown) => void): Promise<void> {
+    for (const task of this.afterCommitTasks.splice(0)) {
+      try {
+        await task();
+      } catch (error) {
+        onError(error);
+      }
+    }
   }
 }

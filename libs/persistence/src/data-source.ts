@@ -7,10 +7,13 @@ import { EpisodeStepRecord } from './entities/episode-step-record.entity.js';
 import { MessageRecord } from './entities/message-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
+import { TimerRecord } from './entities/timer-record.entity.js';
+import { EpisodeControlRecord } from './entities/episode-control-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
 import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cognition-accounting.js';
 import { LlmCallRecord } from './entities/llm-call-record.entity.js';
 import { PersonaRecord } from './entities/persona-record.entity.js';
+import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
 import { FactRecord, JargonRecord, MemoryMessageRecord, SummaryRecord } from './entities/memory-records.entity.js';
@@ -36,6 +39,8 @@ export const READ_MODEL_ENTITIES = {
   jargon: JargonRecord,
   llmCalls: LlmCallRecord,
   personas: PersonaRecord,
+  timers: TimerRecord,
+  episodeControls: EpisodeControlRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
@@ -45,6 +50,7 @@ export const MIGRATIONS = [
   EventLogAndReadModels1796035390403,
   AgendaAndMemory1796035391409,
   CognitionAccounting1796200000000,
+  SchedulerTimersAndControls1796210000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

@@ -14,6 +14,8 @@ export * from './projection/memory.rows.js';
 export * from './projection/search-terms.js';
 export * from './entities/llm-call-record.entity.js';
 export * from './entities/persona-record.entity.js';
+export * from './entities/timer-record.entity.js';
+export * from './entities/episode-control-record.entity.js';
 export * from './migrator.js';
 export * from './persistence.module.js';
 export * from './projection/projection.repository.js';

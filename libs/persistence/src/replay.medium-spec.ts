@@ -4,12 +4,21 @@ import type { BatchEntry } from '@app/event-bus';
 import { Metrics } from '@app/platform';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from './data-source.js';
-import { chain } from './projection/chain.fixture.js';
+import { chain, schedulerChain } from './projection/chain.fixture.js';
 import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends'];
+const READ_MODELS = [
+  'messages',
+  'events',
+  'event_transitions',
+  'episodes',
+  'episode_steps',
+  'sends',
+  'timers',
+  'episode_controls',
+];
 /** Read models of cognition's accounting (issue 8). */
 const COGNITION = ['llm_calls', 'personas'];
 /** Read models of the life line and memory (issue 9): the message chains fill only `memory_messages`. */
@@ -40,8 +49,10 @@ describe('replay on real Postgres', () => {
     ]);
     for (let i = 0; i < 30; i++) {
       const partition = 1 + (i % 2);
-      const c = chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i);
-      streams.get(partition)!.push(...c.events, ...c.extra);
+      const group = String(41000 + (i % 6));
+      const startMs = Date.UTC(2026, 10, 30, 9) + i * 7000;
+      const c = chain(group, startMs, i);
+      streams.get(partition)!.push(...c.events, ...c.extra, ...schedulerChain(group, startMs, i));
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({

@@ -144,6 +144,17 @@ export class QunliConfig {
   @Min(100)
   QUNLI_CLAIM_IDLE_MS = 60_000;
 
+  /** First retry delay of a failing stream handler (real ms); doubles per failure up to QUNLI_RETRY_MAX_MS. The
+   * entry is retried in place, so its group waits at most the retry budget before a poison event dead-letters. */
+  @IsInt()
+  @Min(1)
+  QUNLI_RETRY_BASE_MS = 250;
+
+  /** Longest delay between two retries of a failing stream handler (real ms). */
+  @IsInt()
+  @Min(1)
+  QUNLI_RETRY_MAX_MS = 4000;
+
   /** Partition lease length; an owner that stops renewing loses its partitions after this long. */
   @IsInt()
   @Min(500)
@@ -265,6 +276,71 @@ export class QunliConfig {
   @IsInt()
   @Min(2)
   QUNLI_JARGON_MIN_SIGHTINGS = 5;
+  /** Product ms a sender must be quiet in a thread before their fragments become one decision (debounce). */
+  @IsInt()
+  @Min(0)
+  QUNLI_DEBOUNCE_QUIET_MS = 2000;
+
+  /** Product ms after a batch's first fragment when it is decided however much its sender goes on. */
+  @IsInt()
+  @Min(0)
+  QUNLI_DEBOUNCE_MAX_MS = 8000;
+
+  /** Product ms a message addressed to the bot waits at most for the sender's further fragments (0: none). */
+  @IsInt()
+  @Min(0)
+  QUNLI_DEBOUNCE_DIRECT_MS = 800;
+
+  /** Product ms after its decision by which an event must be answered, unless the event carries its own deadline. */
+  @IsInt()
+  @Min(1000)
+  QUNLI_EVENT_DEADLINE_MS = 300_000;
+
+  /** Episodes running at once across every group and every scheduler process (the LLM capacity handed out). */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  QUNLI_DISPATCH_MAX_RUNNING = 16;
+
+  /** Of those, episodes of ambient (not addressed) events at most, so addressed ones always find a free slot. */
+  @IsInt()
+  @Min(0)
+  @Max(10_000)
+  QUNLI_DISPATCH_MAX_AMBIENT = 12;
+
+  /** Episodes one group may run at once. */
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  QUNLI_DISPATCH_GROUP_MAX_RUNNING = 2;
+
+  /** Episodes one group may start per product minute (continuations of waiting episodes do not count). */
+  @IsInt()
+  @Min(1)
+  QUNLI_DISPATCH_GROUP_STARTS_PER_MINUTE = 20;
+
+  /** How often an episode may be interrupted to take in the same sender's new messages before they wait their turn. */
+  @IsInt()
+  @Min(0)
+  @Max(20)
+  QUNLI_EPISODE_MAX_INTERRUPTS = 3;
+
+  /** Further attempts of an episode that failed for a transient reason (model timeout, unreachable, HTTP error). */
+  @IsInt()
+  @Min(0)
+  @Max(5)
+  QUNLI_EPISODE_RETRIES = 1;
+
+  /** Product ms before such a retry (`retryAfter`). */
+  @IsInt()
+  @Min(0)
+  QUNLI_EPISODE_RETRY_MS = 5000;
+
+  /** How often (real ms) each owned partition's durable timers are checked; a timer fires within this of its due time. */
+  @IsInt()
+  @Min(10)
+  @Max(1000)
+  QUNLI_TIMER_POLL_MS = 100;
 
   /** Bind address of every app's HTTP server. */
   @IsString()

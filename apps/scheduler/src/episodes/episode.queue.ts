@@ -1,19 +1,21 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { QueueName, type EpisodeJob } from '@app/contracts';
+import { EpisodeJob, episodeJobId, QueueName } from '@app/contracts';
 
 /**
- * Hands episodes to cognition. The job id is the episode id, which is derived from the trigger event, so a
- * decision handled twice (crash before its commit) dispatches the same job and BullMQ ignores the second.
+ * Hands episode runs to cognition. The job id is `episodeJobId(episode, mode, controlSeq)`, derived from the
+ * trigger event and the control command it runs under, so a dispatch repeated after a crash adds the same job and
+ * BullMQ ignores the second. Every job is validated (`EpisodeJob.create`) before it is queued.
  */
 @Injectable()
 export class EpisodeQueue {
   constructor(@InjectQueue(QueueName.Episodes) private readonly queue: Queue<EpisodeJob>) {}
 
-  async dispatch(job: EpisodeJob, priority: number): Promise<void> {
+  async dispatch(plain: EpisodeJob, priority: number): Promise<void> {
+    const job = EpisodeJob.create(plain);
     await this.queue.add('episode', job, {
-      jobId: job.episodeId,
+      jobId: episodeJobId(job.episodeId, job.mode ?? 'start', job.controlSeq ?? 1),
       // BullMQ: 1 is the highest priority; ours: 0 is the most urgent.
       priority: priority + 1,
       // Retries cover infrastructure failures only; cognition completes the job with a failed outcome when

@@ -25,4 +25,8 @@ export class EventTransitionRecord implements EventTransitionRow {
 
   @Column({ type: 'timestamptz', nullable: true })
   at!: Date | null;
+
+  /** Who moved the event (`scheduler`, `operator:<name>`). */
+  @Column({ type: 'text', nullable: true })
+  actor!: string | null;
 }

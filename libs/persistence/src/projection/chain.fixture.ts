@@ -202,3 +202,79 @@ export function chain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0,
     extra: [called, persona],
   };
 }
+
+/**
+ * What the scheduler adds around a chain: a debounce timer set, moved and fired, a deadline timer cancelled, and
+ * the episode's control commands.
+ */
+export function schedulerChain(groupId = '30001', startMs = Date.UTC(2026, 10, 30, 10, 0, 0), n = 0): EventEnvelope[] {
+  const at = (offsetMs: number) => new Date(startMs + offsetMs);
+  const subject = `e-${groupId}-${n}`;
+  const episodeId = episodeIdFor(subject);
+  const scheduler = { groupId, source: 'scheduler', createdAt: at(0) } as const;
+  return [
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.TimerScheduled,
+      payload: {
+        timerId: `debounce:${subject}`,
+        purpose: 'debounce',
+        subjectEventId: subject,
+        dueAt: at(800).toISOString(),
+      },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.TimerScheduled,
+      createdAt: at(300),
+      payload: {
+        timerId: `debounce:${subject}`,
+        purpose: 'debounce',
+        subjectEventId: subject,
+        dueAt: at(1100).toISOString(),
+      },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.TimerFired,
+      createdAt: at(1150),
+      payload: {
+        timerId: `debounce:${subject}`,
+        purpose: 'debounce',
+        subjectEventId: subject,
+        dueAt: at(1100).toISOString(),
+        setAt: at(300).toISOString(),
+      },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.TimerScheduled,
+      createdAt: at(1160),
+      payload: { timerId: `deadline:${episodeId}`, purpose: 'deadline', episodeId, dueAt: at(300_000).toISOString() },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.EpisodeControl,
+      createdAt: at(1170),
+      payload: {
+        episodeId,
+        command: 'start',
+        seq: 1,
+        reason: 'start: granted a slot (direct lane)',
+        eventIds: [subject],
+      },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.EpisodeControl,
+      createdAt: at(1500),
+      payload: { episodeId, command: 'cancel', seq: 2, reason: `cancelled: ${subject} it answers was recalled` },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.TimerCancelled,
+      createdAt: at(1500),
+      payload: { timerId: `deadline:${episodeId}`, purpose: 'deadline', reason: 'the episode ended' },
+    }),
+  ];
+}

@@ -100,7 +100,8 @@ describe('the projection fold', () => {
         state: 'replied',
         transitionSeq: 3,
         outcome: 'deliberate',
-        reason: 'deliberate: @-mentioned the bot',
+        // The reason that came with the current state: the last transition's, after the decision's.
+        reason: 'reply sent',
         features: { directness: 1, attention: 0.92 },
         episodeId,
         updatedAt: new Date(events[7]!.createdAt),

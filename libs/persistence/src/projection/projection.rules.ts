@@ -67,6 +67,8 @@ export interface EventTransitionRow {
   reason: string | null;
   forced: boolean | null;
   at: Date | null;
+  /** Who moved the event. */
+  actor: string | null;
 }
 
 export type EpisodeState = 'thinking' | 'awaiting_observation' | 'final' | 'failed';
@@ -167,6 +169,37 @@ export interface SendRow {
   phase: number | null;
 }
 
+export type TimerState = 'scheduled' | 'fired' | 'cancelled';
+
+/** `timers`: the scheduler's durable timers as the log tells them. */
+export interface TimerRow {
+  timerId: string;
+  groupId: string | null;
+  purpose: string | null;
+  subjectEventId: string | null;
+  episodeId: string | null;
+  dueAt: Date | null;
+  setAt: Date | null;
+  firedAt: Date | null;
+  state: TimerState | null;
+  cancelReason: string | null;
+  /** Version of `state`: 0 scheduled, 1 fired or cancelled. */
+  phase: number | null;
+}
+
+/** `episode_controls`: one row per command sent to an episode. */
+export interface EpisodeControlRow {
+  episodeId: string;
+  seq: number;
+  groupId: string | null;
+  command: string | null;
+  reason: string | null;
+  eventIds: string[] | null;
+  supersededBy: string | null;
+  cause: string | null;
+  at: Date | null;
+}
+
 export interface ReadModelRows {
   messages: MessageRow;
   events: EventStateRow;
@@ -184,6 +217,8 @@ export interface ReadModelRows {
   jargon: JargonRow;
   llmCalls: LlmCallRow;
   personas: PersonaRow;
+  timers: TimerRow;
+  episodeControls: EpisodeControlRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -200,7 +235,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   events: {
     key: ['id'],
     greatest: ['updatedAt'],
-    versioned: { version: 'transitionSeq', columns: ['state'] },
+    // The reason explains the state it came with: the decision's reason, or the newest transition's.
+    versioned: { version: 'transitionSeq', columns: ['state', 'reason'] },
   },
   eventTransitions: { key: ['eventId', 'seq'] },
   episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state', 'waitingCause', 'resumeAt'] } },
@@ -222,6 +258,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   jargon: { key: ['groupId', 'term'] },
   llmCalls: { key: ['callId'] },
   personas: { key: ['version'] },
+  timers: { key: ['timerId'], versioned: { version: 'phase', columns: ['state'] } },
+  episodeControls: { key: ['episodeId', 'seq'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -267,6 +305,8 @@ export function emptyProjection(): Projection {
     jargon: new Map(),
     llmCalls: new Map(),
     personas: new Map(),
+    timers: new Map(),
+    episodeControls: new Map(),
   };
 }
 
@@ -383,7 +423,8 @@ function addTransitions(
       toState: t.to,
       reason: t.reason,
       forced: t.forced,
-      at,
+      at: timeOf(t.at) ?? at,
+      actor: t.by ?? null,
     });
   }
 }
@@ -444,6 +485,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         id: p.subjectEventId,
         groupId: event.groupId,
         state: last?.to ?? null,
+        reason: last?.reason ?? null,
         transitionSeq: last?.seq ?? null,
         updatedAt: at,
       });
@@ -606,6 +648,63 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       return;
     }
+    case EventKind.TimerScheduled: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'timers', {
+        timerId: p.timerId,
+        groupId: event.groupId,
+        purpose: p.purpose,
+        subjectEventId: p.subjectEventId ?? null,
+        episodeId: p.episodeId ?? null,
+        dueAt: timeOf(p.dueAt),
+        setAt: at,
+        state: 'scheduled',
+        phase: 0,
+      });
+      return;
+    }
+    case EventKind.TimerFired: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'timers', {
+        timerId: p.timerId,
+        groupId: event.groupId,
+        purpose: p.purpose,
+        subjectEventId: p.subjectEventId ?? null,
+        episodeId: p.episodeId ?? null,
+        dueAt: timeOf(p.dueAt),
+        firedAt: at,
+        state: 'fired',
+        phase: 1,
+      });
+      return;
+    }
+    case EventKind.TimerCancelled: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'timers', {
+        timerId: p.timerId,
+        groupId: event.groupId,
+        purpose: p.purpose,
+        cancelReason: p.reason,
+        state: 'cancelled',
+        phase: 1,
+      });
+      return;
+    }
+    case EventKind.EpisodeControl: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'episodeControls', {
+        episodeId: p.episodeId,
+        seq: p.seq,
+        groupId: event.groupId,
+        command: p.command,
+        reason: p.reason,
+        eventIds: p.eventIds ?? null,
+        supersededBy: p.supersededBy ?? null,
+        cause: p.cause ?? null,
+        at,
+      });
+      return;
+    }
     case EventKind.PersonaPublished: {
       const p = (event as EventOf<typeof kind>).payload;
       put(projection, 'personas', {
@@ -634,8 +733,6 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       foldMemoryEvent(event as EventOf<typeof kind>, memoryPatches(projection));
       return;
     case EventKind.MessageRecalled:
-    case EventKind.TimerFired:
-    case EventKind.EpisodeControl:
     case EventKind.ToolResult:
       // No read model yet; event_log keeps these events for the issues that project them.
       return;

@@ -76,7 +76,7 @@ describe('the projector on real Postgres', () => {
         id: message.id,
         state: 'replied',
         outcome: 'deliberate',
-        reason: 'deliberate: @-mentioned the bot',
+        reason: 'reply sent',
         episode_id: episodeId,
         features: { directness: 1, attention: 0.92 },
       },

@@ -1,0 +1,176 @@
+import type {
+  DecisionOutcome,
+  DispatchLane,
+  EpisodeControlPayload,
+  EpisodeResumeInfo,
+  EventState,
+  StateTransition,
+  TimerPurpose,
+} from '@app/contracts';
+
+/*
+ * The scheduler's state of one group (its part of the GroupActor): the events it still tracks, the senders'
+ * debounce batches, snoozed batches, the group's unfinished episodes and its live durable timers. Terminal events
+ * leave it; their history is in the log and the `events` read model. Everything here is plain data (JSON in Redis,
+ * `Keyspace.groupState`), folded by `evolve` from the effects `decide` returns.
+ */
+
+/** The thread an event belongs to until thread linking (issue 7) assigns real ones. */
+export const MAIN_THREAD = 'main';
+
+export interface TrackedEvent {
+  id: string;
+  /** OneBot message id (for recalls). */
+  messageId: string;
+  senderId: string;
+  thread: string;
+  direct: boolean;
+  priority: number;
+  state: EventState;
+  /** Transitions recorded so far. */
+  seq: number;
+  /** The event's own deadline (product ms), when it carries one. */
+  deadlineAt?: number;
+}
+
+/** One sender's fragments in one thread, waiting for the sender to be quiet (Maisaka debounce). */
+export interface DebounceBatch {
+  /** `thread␀sender`. */
+  key: string;
+  /** The first fragment's event id; names the batch's timer. */
+  id: string;
+  thread: string;
+  senderId: string;
+  /** Oldest first. */
+  eventIds: string[];
+  firstAt: number;
+  lastAt: number;
+  /** When the first fragment addressed to the bot arrived. */
+  directAt?: number;
+  timerId: string;
+}
+
+/** A batch attention asked to look at again later. */
+export interface SnoozedBatch {
+  /** The newest fragment's event id. */
+  key: string;
+  thread: string;
+  senderId: string;
+  eventIds: string[];
+  count: number;
+  timerId: string;
+}
+
+export type EpisodeStatus = 'offered' | 'running' | 'waiting' | 'replied' | 'retrying';
+
+export interface EpisodeEntry {
+  id: string;
+  /** The BullMQ job of its current run (start or continuation). */
+  jobId: string;
+  lane: DispatchLane;
+  priority: number;
+  senderId: string;
+  thread: string;
+  triggerEventId: string;
+  /** Every event this episode answers (trigger, fragments, messages taken in, superseded episodes' events). */
+  subjects: string[];
+  /** Fragments of the trigger's sender (oldest first), as handed to the job. */
+  fragmentIds: string[];
+  status: EpisodeStatus;
+  /** Highest control seq sent (`start` is 1). */
+  seq: number;
+  /** It appended an action (a reply is on its way): never preempted after that. */
+  acted: boolean;
+  interrupts: number;
+  /** Message events taken in by interrupts (cumulative). */
+  takenIn: string[];
+  deadlineAt: number;
+  deadlineTimerId: string;
+  waitTimerId?: string;
+  toolCallId?: string;
+  attempt: number;
+}
+
+export interface LiveTimer {
+  purpose: TimerPurpose;
+  dueAt: number;
+}
+
+export interface GroupState {
+  events: Record<string, TrackedEvent>;
+  batches: Record<string, DebounceBatch>;
+  snoozed: Record<string, SnoozedBatch>;
+  episodes: Record<string, EpisodeEntry>;
+  timers: Record<string, LiveTimer>;
+  /** Episodes that ended lately (newest last), so a late `start` of one is recognised and ignored. */
+  ended: string[];
+}
+
+/** How many ended episode ids a group remembers. */
+export const ENDED_KEPT = 64;
+
+export function initialState(): GroupState {
+  return { events: {}, batches: {}, snoozed: {}, episodes: {}, timers: {}, ended: [] };
+}
+
+export interface TimerSpec {
+  timerId: string;
+  purpose: TimerPurpose;
+  dueAt: number;
+  subjectEventId?: string;
+  episodeId?: string;
+  data?: Record<string, unknown>;
+}
+
+/** What the dispatcher needs to queue one run of an episode; the adapter builds the `EpisodeJob` from it. */
+export interface JobSpec {
+  episodeId: string;
+  jobId: string;
+  mode: 'start' | 'resume';
+  lane: DispatchLane;
+  priority: number;
+  groupId: string | null;
+  triggerEventId: string;
+  fragmentIds: string[];
+  /** Product time the run must give up. */
+  deadline: number;
+  controlSeq: number;
+  resume?: EpisodeResumeInfo;
+}
+
+export interface DecisionRecord {
+  outcome: DecisionOutcome;
+  reason: string;
+  features: Record<string, number>;
+  episodeId?: string;
+}
+
+/** The facts `decide` returns; `evolve` folds them into the state and the adapter turns them into effects. */
+export type SchedulerEffect =
+  | { type: 'tracked'; event: TrackedEvent }
+  | { type: 'moved'; eventId: string; transitions: StateTransition[]; decision?: DecisionRecord }
+  | { type: 'batch'; key: string; batch: DebounceBatch | null }
+  | { type: 'snoozed'; key: string; snooze: SnoozedBatch | null }
+  | { type: 'timerSet'; timer: TimerSpec }
+  | { type: 'timerCancelled'; timerId: string; purpose: TimerPurpose; reason: string }
+  | { type: 'timerFired'; timerId: string }
+  | { type: 'episodeOffered'; episode: EpisodeEntry; job: JobSpec }
+  | { type: 'episodeUpdated'; episode: EpisodeEntry }
+  | { type: 'episodeEnded'; episodeId: string }
+  | { type: 'control'; control: EpisodeControlPayload }
+  /** Take the job out of the dispatcher: remove it if still waiting, free its slot if it runs. */
+  | { type: 'withdrawn'; jobId: string }
+  /** The job's run ended (completed or parked): free its slot. */
+  | { type: 'released'; jobId: string };
+
+export interface SchedulerSettings {
+  debounceQuietMs: number;
+  debounceMaxMs: number;
+  debounceDirectMs: number;
+  eventDeadlineMs: number;
+  episodeTimeoutMs: number;
+  maxInterrupts: number;
+  episodeRetries: number;
+  retryDelayMs: number;
+  maxSnoozes: number;
+}

@@ -1,0 +1,337 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  EpisodeJob,
+  EventKind,
+  makeEvent,
+  QunliError,
+  type ContextMessage,
+  type EventEnvelope,
+  type EventOf,
+  type MessagePayload,
+  type StateTransition,
+  type TimerPurpose,
+} from '@app/contracts';
+import type { StreamContext } from '@app/event-bus';
+import { Clock, QunliConfig } from '@app/platform';
+import type { AttentionPolicy } from '../decisions/attention.policy.js';
+import { messagesNeeded, react } from '../decisions/event.decider.js';
+import type {
+  DecisionRecord,
+  GroupState,
+  JobSpec,
+  SchedulerEffect,
+  SchedulerSettings,
+  TimerSpec,
+} from '../decisions/group-state.js';
+import { Dispatcher } from '../dispatch/dispatcher.service.js';
+import { FairDispatchStore, type DispatchEntry } from '../dispatch/fair-dispatch.store.js';
+import { EpisodeControlStore } from '../episodes/episode-control.store.js';
+import { EpisodeJobStore } from '../episodes/episode-job.store.js';
+import { TimerStore } from '../timers/timer.store.js';
+import { ATTENTION_POLICY } from './attention.token.js';
+import { contextLine, GroupStateStore } from './group-state.store.js';
+import { schedulerSettings } from './scheduler-settings.js';
+
+function isEmpty(state: GroupState): boolean {
+  return (
+    state.ended.length === 0 &&
+    Object.keys(state.events).length === 0 &&
+    Object.keys(state.batches).length === 0 &&
+    Object.keys(state.snoozed).length === 0 &&
+    Object.keys(state.episodes).length === 0 &&
+    Object.keys(state.timers).length === 0
+  );
+}
+
+function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
+  return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
+}
+
+/**
+ * One group event through the scheduler: load the group's state and the messages the decision needs, decide
+ * (`event.decider.ts`, pure), then turn the facts into effects — published events, staged writes, timers, control
+ * commands — that commit with the entry's acknowledgement. Dispatcher offers and withdrawals are made just before
+ * the commit (idempotent per job id: a retried handler repeats them harmlessly); the dispatcher is woken after it.
+ */
+@Injectable()
+export class GroupRuntime {
+  private readonly settings: SchedulerSettings;
+
+  constructor(
+    private readonly states: GroupStateStore,
+    private readonly timers: TimerStore,
+    private readonly control: EpisodeControlStore,
+    private readonly jobs: EpisodeJobStore,
+    private readonly dispatch: FairDispatchStore,
+    private readonly dispatcher: Dispatcher,
+    private readonly clock: Clock,
+    @Inject(ATTENTION_POLICY) private readonly attention: AttentionPolicy,
+    config: QunliConfig,
+  ) {
+    this.settings = schedulerSettings(config);
+  }
+
+  async handle(event: EventEnvelope, ctx: StreamContext): Promise<void> {
+    const groupId = event.groupId ?? '';
+    // An @ is likely to need the group's recent window for its job: read it together with the state.
+    let recent: Promise<ContextMessage[]> | undefined =
+      event.kind === EventKind.MessageDirect ? this.states.recent(ctx, groupId) : undefined;
+    // Not every @ needs it; a failure only matters to the one that awaits it.
+    recent?.catch(() => undefined);
+    const before = await this.states.load(ctx, groupId);
+    const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before));
+    if (isMessage(event)) messages.set(event.id, event);
+    const now = this.clock.nowMs();
+    const { state, effects } = react(event, before, {
+      now,
+      groupId: event.groupId,
+      settings: this.settings,
+      attention: this.attention,
+      messages,
+    });
+
+    this.keepRecent(event, ctx);
+    const window = () => (recent ??= this.states.recent(ctx, groupId));
+    await this.dispatchSide(event, effects, messages, ctx, window);
+    this.publishMoves(event, effects, ctx);
+    this.writeTimers(event, effects, before, now, ctx);
+    for (const effect of effects) {
+      if (effect.type === 'control') {
+        this.control.stage(
+          ctx,
+          makeEvent({
+            kind: EventKind.EpisodeControl,
+            groupId: event.groupId,
+            source: 'scheduler',
+            cause: event,
+            createdAt: new Date(now),
+            evidenceMessageIds: effect.control.eventIds?.slice(0, 256) ?? [],
+            payload: effect.control,
+          }),
+        );
+      } else if (effect.type === 'episodeEnded') {
+        this.jobs.stageDrop(ctx, effect.episodeId);
+      }
+    }
+    this.holdMessages(before, state, effects, messages, ctx);
+    this.states.stageSave(ctx, groupId, state, isEmpty(before));
+    if (effects.some((e) => e.type === 'episodeOffered' || e.type === 'released' || e.type === 'withdrawn')) {
+      ctx.afterCommit(async () => {
+        this.dispatcher.kick();
+        await this.dispatcher.wakeAll();
+      });
+    }
+  }
+
+  /** Every message joins the group's recent window; so do the bot's own delivered lines. */
+  private keepRecent(event: EventEnvelope, ctx: StreamContext): void {
+    if (!event.groupId) return;
+    if (isMessage(event)) {
+      this.states.stageRecent(ctx, event.groupId, contextLine(event));
+    } else if (event.kind === EventKind.MessageSent) {
+      const { payload } = event as EventOf<'message.sent'>;
+      const line: ContextMessage = {
+        eventId: event.id,
+        messageId: payload.onebotMessageId,
+        userId: 'self',
+        displayName: 'self',
+        text: payload.text,
+        sentAt: Math.floor(Date.parse(event.createdAt) / 1000),
+        fromSelf: true,
+      };
+      this.states.stageRecent(ctx, event.groupId, line);
+    }
+  }
+
+  /** Withdraw and release first (a preempted run frees its slot), then offer the new runs. */
+  private async dispatchSide(
+    event: EventEnvelope,
+    effects: SchedulerEffect[],
+    messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>,
+    ctx: StreamContext,
+    window: () => Promise<ContextMessage[]>,
+  ): Promise<void> {
+    for (const effect of effects) {
+      if (effect.type === 'withdrawn') await this.dispatch.withdraw(effect.jobId);
+      else if (effect.type === 'released') await this.dispatch.release(effect.jobId);
+    }
+    for (const effect of effects) {
+      if (effect.type !== 'episodeOffered') continue;
+      const job = await this.buildJob(effect.job, messages, ctx, effect.episode.subjects, window);
+      if (effect.job.mode === 'start') this.jobs.stageKeep(ctx, job);
+      const entry: DispatchEntry = {
+        jobId: effect.job.jobId,
+        episodeId: effect.job.episodeId,
+        groupId: event.groupId,
+        lane: effect.job.lane,
+        priority: effect.job.priority,
+        mode: effect.job.mode,
+        deadline: effect.job.deadline,
+        cost: 1,
+        job,
+      };
+      await this.dispatch.offer(entry);
+    }
+  }
+
+  private async buildJob(
+    spec: JobSpec,
+    messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>,
+    ctx: StreamContext,
+    subjects: readonly string[],
+    window: () => Promise<ContextMessage[]>,
+  ): Promise<EpisodeJob> {
+    const deadline = new Date(spec.deadline).toISOString();
+    if (spec.mode === 'resume') {
+      const start = await this.jobs.load(ctx.partition, spec.episodeId);
+      if (!start) {
+        throw new QunliError('SCHEDULER.EPISODE_JOB_MISSING', `no start job kept for ${spec.episodeId}`, {
+          episodeId: spec.episodeId,
+        });
+      }
+      return EpisodeJob.create({
+        ...start,
+        mode: 'resume',
+        deadline,
+        controlSeq: spec.controlSeq,
+        lane: spec.lane,
+        ...(spec.resume ? { resume: spec.resume } : {}),
+      });
+    }
+    const envelope = (id: string) => {
+      const found = messages.get(id);
+      if (!found) {
+        throw new QunliError('SCHEDULER.MESSAGE_MISSING', `the held message ${id} of ${spec.episodeId} is gone`, {
+          episodeId: spec.episodeId,
+          eventId: id,
+        });
+      }
+      return found;
+    };
+    return EpisodeJob.create({
+      episodeId: spec.episodeId,
+      groupId: spec.groupId,
+      mode: 'start',
+      trigger: envelope(spec.triggerEventId),
+      fragments: spec.fragmentIds.map(envelope),
+      context: GroupStateStore.contextOf(await window(), new Set(subjects)),
+      deadline,
+      controlSeq: 1,
+      lane: spec.lane,
+    });
+  }
+
+  /** One `decision.made` (or `event.transitioned`) per subject event, with all its moves of this turn. */
+  private publishMoves(event: EventEnvelope, effects: SchedulerEffect[], ctx: StreamContext): void {
+    const moves = new Map<string, { transitions: StateTransition[]; decision?: DecisionRecord }>();
+    for (const effect of effects) {
+      if (effect.type !== 'moved') continue;
+      const entry = moves.get(effect.eventId) ?? { transitions: [] };
+      entry.transitions.push(...effect.transitions);
+      if (effect.decision) entry.decision = effect.decision;
+      moves.set(effect.eventId, entry);
+    }
+    const createdAt = new Date(this.clock.nowMs());
+    for (const [subjectEventId, { transitions, decision }] of moves) {
+      const common = {
+        groupId: event.groupId,
+        source: 'scheduler',
+        cause: event,
+        createdAt,
+        actorIds: isMessage(event) && event.id === subjectEventId ? event.actorIds : [],
+        evidenceMessageIds: [subjectEventId],
+        priority: event.priority,
+      };
+      if (decision) {
+        ctx.publish(
+          makeEvent({
+            ...common,
+            kind: EventKind.DecisionMade,
+            payload: {
+              subjectEventId,
+              outcome: decision.outcome,
+              reason: decision.reason,
+              features: decision.features,
+              transitions,
+              ...(decision.episodeId ? { episodeId: decision.episodeId } : {}),
+            },
+          }),
+        );
+      } else {
+        ctx.publish(
+          makeEvent({ ...common, kind: EventKind.EventTransitioned, payload: { subjectEventId, transitions } }),
+        );
+      }
+    }
+  }
+
+  /** The net timer changes of this turn: a timer set and cancelled again in one turn never reaches Redis. */
+  private writeTimers(
+    event: EventEnvelope,
+    effects: SchedulerEffect[],
+    before: GroupState,
+    now: number,
+    ctx: StreamContext,
+  ): void {
+    const last = new Map<string, { set?: TimerSpec; cancel?: { purpose: TimerPurpose; reason: string } }>();
+    for (const effect of effects) {
+      if (effect.type === 'timerSet') last.set(effect.timer.timerId, { set: effect.timer });
+      else if (effect.type === 'timerCancelled') {
+        last.set(effect.timerId, { cancel: { purpose: effect.purpose, reason: effect.reason } });
+      }
+    }
+    const createdAt = new Date(now);
+    for (const [timerId, op] of last) {
+      if (op.set) {
+        this.timers.stageSet(ctx, event.groupId, op.set, now);
+        ctx.publish(
+          makeEvent({
+            kind: EventKind.TimerScheduled,
+            groupId: event.groupId,
+            source: 'scheduler',
+            cause: event,
+            createdAt,
+            payload: {
+              timerId,
+              purpose: op.set.purpose,
+              dueAt: new Date(op.set.dueAt).toISOString(),
+              ...(op.set.subjectEventId !== undefined ? { subjectEventId: op.set.subjectEventId } : {}),
+              ...(op.set.episodeId !== undefined ? { episodeId: op.set.episodeId } : {}),
+            },
+          }),
+        );
+      } else if (op.cancel && before.timers[timerId]) {
+        this.timers.stageCancel(ctx, timerId);
+        ctx.publish(
+          makeEvent({
+            kind: EventKind.TimerCancelled,
+            groupId: event.groupId,
+            source: 'scheduler',
+            cause: event,
+            createdAt,
+            payload: { timerId, purpose: op.cancel.purpose, reason: op.cancel.reason },
+          }),
+        );
+      }
+    }
+  }
+
+  /** Hold the envelopes of messages that are still undecided; let go of the ones that are settled. */
+  private holdMessages(
+    before: GroupState,
+    after: GroupState,
+    effects: SchedulerEffect[],
+    messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>,
+    ctx: StreamContext,
+  ): void {
+    for (const effect of effects) {
+      if (effect.type !== 'tracked' || !after.events[effect.event.id]) continue;
+      const envelope = messages.get(effect.event.id);
+      if (envelope) this.states.stageHold(ctx, envelope);
+    }
+    this.states.stageRelease(
+      ctx,
+      Object.keys(before.events).filter((id) => !after.events[id]),
+    );
+  }
+}

@@ -1,0 +1,411 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ConsumerGroup,
+  EventKind,
+  Keyspace,
+  makeEvent,
+  QueueName,
+  type DirectReason,
+  type EpisodeControlRecord,
+  type EpisodeJob,
+  type EventEnvelope,
+  type EventKind as Kind,
+  type PayloadOf,
+} from '@app/contracts';
+import { connectStreamConsumer, EventLog } from '@app/event-bus';
+import { createRedis, Metrics, QunliConfig } from '@app/platform';
+import {
+  createTestDatabase,
+  deleteKeys,
+  sampleMessage,
+  testConfig,
+  testRedis,
+  TEST_REDIS_URL,
+  uniquePrefix,
+  type TestDatabase,
+} from '@app/testing';
+import { directFeatures, forcedOnlyAttention, type AttentionPolicy } from './decisions/attention.policy.js';
+import { FairDispatchStore } from './dispatch/fair-dispatch.store.js';
+import { ATTENTION_POLICY } from './groups/attention.token.js';
+import { GroupStateStore } from './groups/group-state.store.js';
+import { SchedulerModule } from './scheduler.module.js';
+import { TimerWheel } from './timers/timer-wheel.js';
+
+const PARTITIONS = 4;
+
+/** Forced-only, except that ambient messages marked 【聊】 deliberate (as issue 7's scorer may decide). */
+const testAttention: AttentionPolicy = {
+  considersAmbient: false,
+  judge: (input) =>
+    !input.direct && input.fragments.some((f) => f.message.text.includes('【聊】'))
+      ? { outcome: 'deliberate', reason: 'deliberate: attention 0.9 ≥ 0.55', features: directFeatures(input) }
+      : forcedOnlyAttention.judge(input),
+};
+
+let database: TestDatabase;
+let sql: pg.Client;
+let redis: Redis;
+let bull: Redis;
+let prefix: string;
+let keys: Keyspace;
+let log: EventLog;
+let queue: Queue<EpisodeJob>;
+let app: INestApplication | undefined;
+let nextMessageId = 1;
+
+async function startScheduler(instance: string): Promise<INestApplication> {
+  const config = testConfig('scheduler', {
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_URL: database.url,
+    QUNLI_REDIS_PREFIX: prefix,
+    QUNLI_PARTITIONS: PARTITIONS,
+    QUNLI_INSTANCE_ID: instance,
+    QUNLI_LEASE_MS: 1500,
+    QUNLI_CLAIM_IDLE_MS: 5000,
+    QUNLI_DEBOUNCE_QUIET_MS: 400,
+    QUNLI_DEBOUNCE_DIRECT_MS: 400,
+    QUNLI_TIMER_POLL_MS: 50,
+    QUNLI_DISPATCH_MAX_RUNNING: 8,
+    QUNLI_DISPATCH_MAX_AMBIENT: 6,
+    QUNLI_DISPATCH_GROUP_MAX_RUNNING: 2,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] })
+    .overrideProvider(QunliConfig)
+    .useValue(config)
+    .overrideProvider(ATTENTION_POLICY)
+    .useValue(testAttention)
+    .compile();
+  const nest = moduleRef.createNestApplication({ logger: process.env.SCHEDULER_TEST_LOGS ? undefined : ['error'] });
+  connectStreamConsumer(nest, ConsumerGroup.Scheduler, {
+    partitionTasks: [nest.get(GroupStateStore), nest.get(TimerWheel)],
+    blockMs: 100,
+  });
+  await nest.startAllMicroservices();
+  await nest.init();
+  return nest;
+}
+
+function say(
+  groupId: string,
+  sender: string,
+  text: string,
+  options: { direct?: DirectReason; notBefore?: Date; deadline?: Date } = {},
+) {
+  return makeEvent({
+    kind: options.direct ? EventKind.MessageDirect : EventKind.MessageObserved,
+    groupId,
+    source: 'ingress',
+    priority: options.direct ? 0 : 5,
+    actorIds: [sender],
+    payload: sampleMessage(text, {
+      messageId: `m${nextMessageId++}`,
+      sender: { userId: sender, nickname: sender, card: '', displayName: sender, role: 'member' },
+      ...(options.direct ? { directReason: options.direct, mentionsSelf: options.direct === 'at' } : {}),
+    }),
+    ...(options.notBefore ? { notBefore: options.notBefore } : {}),
+    ...(options.deadline ? { deadline: options.deadline } : {}),
+  });
+}
+
+/** What cognition would append about an episode. */
+function cognition<K extends Kind>(kind: K, groupId: string, payload: PayloadOf<K>): EventEnvelope {
+  return makeEvent({ kind, groupId, source: 'cognition', payload });
+}
+
+async function entries(groupId: string): Promise<EventEnvelope[]> {
+  const raw = await redis.xrange(keys.stream(keys.partitionOf(groupId)), '-', '+');
+  return raw
+    .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
+    .filter((e) => e.groupId === groupId);
+}
+
+async function of<K extends Kind>(groupId: string, kind: K): Promise<(EventEnvelope<PayloadOf<K>> & { kind: K })[]> {
+  return (await entries(groupId)).filter((e) => e.kind === kind) as (EventEnvelope<PayloadOf<K>> & { kind: K })[];
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+async function control(groupId: string, episodeId: string): Promise<EpisodeControlRecord | undefined> {
+  const raw = await redis.get(keys.episodeControl(keys.partitionOf(groupId), episodeId));
+  return raw === null ? undefined : (JSON.parse(raw) as EpisodeControlRecord);
+}
+
+async function eventRow(id: string): Promise<{ state: string; reason: string | null } | undefined> {
+  const { rows } = await sql.query<{ state: string; reason: string | null }>(
+    'SELECT state, reason FROM events WHERE id = $1',
+    [id],
+  );
+  return rows[0];
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('scheduler');
+  sql = new pg.Client({ connectionString: database.url });
+  await sql.connect();
+  redis = testRedis();
+  prefix = uniquePrefix('sched');
+  keys = new Keyspace(prefix, PARTITIONS);
+  log = new EventLog(redis, keys, new Metrics('test', false));
+  bull = createRedis(TEST_REDIS_URL, 'test-cognition', { enableAutoPipelining: false });
+  queue = new Queue(QueueName.Episodes, { connection: bull, prefix: keys.bullPrefix });
+  app = await startScheduler('sched-a');
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await queue?.close();
+  bull?.disconnect();
+  await sql?.end();
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await database?.drop();
+});
+
+describe('scheduler on real Redis and Postgres', () => {
+  it('answers one sender’s fragments once: one decision, one episode job, all of them replied', async () => {
+    const g = '50001';
+    const first = say(g, 'alice', '在吗', { direct: 'at' });
+    const second = say(g, 'alice', '问个事');
+    const third = say(g, 'alice', '报销怎么弄');
+    for (const e of [first, second, third]) await log.append(e);
+    const [started] = await until('the start command', async () => {
+      const found = await of(g, EventKind.EpisodeControl);
+      return found.length > 0 ? found : undefined;
+    });
+    const episodeId = started!.payload.episodeId;
+    const job = (await queue.getJob(episodeId))!;
+    expect(job.data.trigger.id).toBe(third.id);
+    expect(job.data.fragments?.map((f) => f.id)).toEqual([first.id, second.id]);
+    expect(job.data.mode).toBe('start');
+    expect((await queue.getJobs(['prioritized', 'waiting'])).filter((j) => j.data.groupId === g)).toHaveLength(1);
+
+    // Cognition answers once; outbound delivers.
+    const actionId = `act_${episodeId}_0`;
+    const send = {
+      actionId,
+      episodeId,
+      triggerEventId: third.id,
+      targetType: 'group' as const,
+      targetId: g,
+      text: '这样报销',
+    };
+    await log.appendAll([
+      cognition(EventKind.ActionSend, g, send),
+      cognition(EventKind.EpisodeCompleted, g, {
+        episodeId,
+        triggerEventId: third.id,
+        outcome: 'replied',
+        steps: 1,
+        tokensIn: 1,
+        tokensOut: 1,
+        durationMs: 1,
+      }),
+    ]);
+    await log.append(
+      makeEvent({
+        kind: EventKind.MessageSent,
+        groupId: g,
+        source: 'outbound',
+        payload: { ...send, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId: '777' },
+      }),
+    );
+    for (const e of [first, second, third]) {
+      const row = await until(`${e.id} replied in Postgres`, async () => {
+        const found = await eventRow(e.id);
+        return found?.state === 'replied' ? found : undefined;
+      });
+      expect(row.reason).toBe('replied: the reply was delivered');
+    }
+    const decisions = await of(g, EventKind.DecisionMade);
+    expect(decisions.map((d) => d.payload.subjectEventId).sort()).toEqual([first.id, second.id, third.id].sort());
+    expect(new Set(decisions.map((d) => d.payload.episodeId))).toEqual(new Set([episodeId]));
+    expect((await app!.get(FairDispatchStore).counts()).perGroup[g]).toBeUndefined();
+  });
+
+  it('never merges different senders, and runs their episodes in parallel in one group', async () => {
+    const g = '50002';
+    const a = say(g, 'alice', '我问一个', { direct: 'at' });
+    const b = say(g, 'bob', '我问另一个', { direct: 'at' });
+    await log.appendAll([a, b]);
+    const starts = await until('two start commands', async () => {
+      const found = await of(g, EventKind.EpisodeControl);
+      return found.length === 2 ? found : undefined;
+    });
+    const jobs = await Promise.all(starts.map((s) => queue.getJob(s.payload.episodeId)));
+    expect(jobs.map((j) => [j!.data.trigger.id, j!.data.fragments]).sort()).toEqual(
+      [
+        [a.id, []],
+        [b.id, []],
+      ].sort(),
+    );
+    expect((await app!.get(FairDispatchStore).counts()).perGroup[g]).toBe(2);
+  });
+
+  it('lets an @ preempt the group’s ambient episodes: they are superseded, their slots go to the @', async () => {
+    const g = '50003';
+    const chat1 = say(g, 'carol', '【聊】周末去哪玩');
+    const chat2 = say(g, 'dave', '【聊】我想去爬山');
+    await log.appendAll([chat1, chat2]);
+    await until('both ambient episodes running', async () => (await of(g, EventKind.EpisodeControl)).length === 2);
+    expect((await app!.get(FairDispatchStore).counts()).perGroup[g]).toBe(2);
+    const ask = say(g, 'erin', '机器人你觉得呢', { direct: 'name' });
+    await log.append(ask);
+    const askEpisode = `ep_${ask.id}`;
+    await until('the @ episode to start', async () => (await control(g, askEpisode))?.latest.command === 'start');
+    for (const chat of [chat1, chat2]) {
+      const record = await control(g, `ep_${chat.id}`);
+      expect(record).toMatchObject({
+        stopped: true,
+        seq: 2,
+        latest: { command: 'supersede', supersededBy: askEpisode },
+      });
+      const row = await until('the ambient event skipped', async () => {
+        const found = await eventRow(chat.id);
+        return found?.state === 'skipped' ? found : undefined;
+      });
+      expect(row.reason).toMatch(/^superseded: a message addressed to the bot/);
+    }
+    expect((await queue.getJob(askEpisode))!.data.lane).toBe('direct');
+  });
+
+  it('parks a waiting episode, frees its slot, and resumes it with a continuation job when the timer fires', async () => {
+    const g = '50004';
+    const ask = say(g, 'frank', '等我一下', { direct: 'at' });
+    await log.append(ask);
+    const episodeId = `ep_${ask.id}`;
+    await until('the start', async () => (await control(g, episodeId))?.latest.command === 'start');
+    const dispatch = app!.get(FairDispatchStore);
+    expect((await dispatch.counts()).perGroup[g]).toBe(1);
+    await log.append(
+      cognition(EventKind.EpisodeWaiting, g, {
+        episodeId,
+        triggerEventId: ask.id,
+        cause: 'wait',
+        step: 1,
+        resumeAt: new Date(Date.now() + 600).toISOString(),
+        deadline: new Date(Date.now() + 60_000).toISOString(),
+      }),
+    );
+    await until('the slot to be freed', async () => (await dispatch.counts()).perGroup[g] === undefined);
+    const record = await until('the resume command', async () => {
+      const found = await control(g, episodeId);
+      return found?.latest.command === 'resume' ? found : undefined;
+    });
+    expect(record).toMatchObject({ seq: 2, stopped: false, latest: { cause: 'timer' } });
+    const continuation = await until(
+      'the continuation job',
+      async () => (await queue.getJob(`${episodeId}-r2`)) ?? undefined,
+    );
+    expect(continuation.data).toMatchObject({ mode: 'resume', controlSeq: 2, resume: { cause: 'timer' } });
+    expect(continuation.data.trigger.id).toBe(ask.id);
+    const fired = await of(g, EventKind.TimerFired);
+    expect(fired.map((f) => f.payload.purpose)).toEqual(['debounce', 'episode_wait']);
+  });
+
+  it('drops a debouncing message that was recalled, with that reason, and never dispatches it', async () => {
+    const g = '50005';
+    const ask = say(g, 'grace', '发错群了', { direct: 'at' });
+    await log.append(ask);
+    await log.append(
+      makeEvent({
+        kind: EventKind.MessageRecalled,
+        groupId: g,
+        source: 'ingress',
+        payload: {
+          messageType: 'group',
+          selfId: '10001',
+          messageId: ask.payload.messageId,
+          userId: 'grace',
+          operatorId: 'grace',
+          recalledAt: 1,
+        },
+      }),
+    );
+    const row = await until('the recalled event skipped', async () => {
+      const found = await eventRow(ask.id);
+      return found?.state === 'skipped' ? found : undefined;
+    });
+    expect(row.reason).toBe('skipped: the message was recalled');
+    await sleep(800);
+    expect(await queue.getJob(`ep_${ask.id}`)).toBeUndefined();
+    expect((await of(g, EventKind.TimerCancelled)).map((t) => t.payload.purpose)).toEqual(['debounce']);
+  });
+
+  it('a flood in one group does not hold back an @ in a quiet group of the same partition', async () => {
+    const flood = '50011';
+    let quiet = 50012;
+    while (keys.partitionOf(String(quiet)) !== keys.partitionOf(flood)) quiet++;
+    await log.appendAll(Array.from({ length: 400 }, (_, i) => say(flood, `u${i % 7}`, `刷屏${i}`)));
+    const ask = say(String(quiet), 'henry', '在吗', { direct: 'at' });
+    await log.append(ask);
+    await until(
+      'the quiet group’s decision',
+      async () =>
+        (await of(String(quiet), EventKind.EventTransitioned)).length > 0 ||
+        (await of(String(quiet), EventKind.DecisionMade)).length > 0,
+    );
+    const decidedFlood = (await of(flood, EventKind.DecisionMade)).length;
+    expect(decidedFlood).toBeLessThan(400);
+    await until(
+      'the flood to be decided',
+      async () => (await of(flood, EventKind.DecisionMade)).length === 400,
+      60_000,
+    );
+  }, 90_000);
+
+  it('holds an event until notBefore across a restart, then expires it when its deadline passes unanswered', async () => {
+    const g = '50006';
+    const now = Date.now();
+    const later = say(g, 'ivy', '两秒后再说', {
+      direct: 'at',
+      notBefore: new Date(now + 1500),
+      deadline: new Date(now + 4000),
+    });
+    await log.append(later);
+    await until('the not_before timer', async () => (await of(g, EventKind.TimerScheduled)).length > 0);
+    await app!.close();
+    app = undefined;
+    await sleep(Math.max(0, now + 2000 - Date.now()));
+    app = await startScheduler('sched-a');
+    const episodeId = `ep_${later.id}`;
+    await until('the start after the restart', async () => (await control(g, episodeId))?.latest.command === 'start');
+    const row = await until('the event expired', async () => {
+      const found = await eventRow(later.id);
+      return found?.state === 'expired' ? found : undefined;
+    });
+    expect(row.reason).toMatch(/^expired: no answer before the deadline/);
+    expect(await control(g, episodeId)).toMatchObject({ stopped: true, latest: { command: 'cancel' } });
+    const fired = (await of(g, EventKind.TimerFired)).map((f) => f.payload.timerId);
+    expect(fired.sort()).toEqual([`deadline:${episodeId}`, `debounce:${later.id}`, `not_before:${later.id}`].sort());
+  }, 60_000);
+
+  it('gives every decision a reason', async () => {
+    await until('the projector to catch up', async () => {
+      const { rows } = await sql.query<{ n: string }>(
+        `SELECT count(*) AS n FROM events WHERE group_id = '50011' AND state = 'skipped'`,
+      );
+      return Number(rows[0]!.n) === 400;
+    });
+    const { rows } = await sql.query<{ n: string }>(
+      `SELECT count(*) AS n FROM events WHERE state IN ('replied', 'skipped', 'expired', 'eligible', 'deliberating', 'snoozed') AND (reason IS NULL OR reason = '')`,
+    );
+    expect(Number(rows[0]!.n)).toBe(0);
+    const { rows: transitions } = await sql.query<{ n: string }>(
+      `SELECT count(*) AS n FROM event_transitions WHERE actor IS NULL OR reason IS NULL`,
+    );
+    expect(Number(transitions[0]!.n)).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,129 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { EventKind, Keyspace, makeEvent, type EventEnvelope, type TimerPurpose } from '@app/contracts';
+import type { StreamContext } from '@app/event-bus';
+import { REDIS } from '@app/platform';
+import type { TimerSpec } from '../decisions/group-state.js';
+
+/** What a durable timer holds besides its due time (the `timerData` hash). */
+export interface StoredTimer {
+  timerId: string;
+  purpose: TimerPurpose;
+  /** Product epoch ms. */
+  dueAt: number;
+  setAt: number;
+  groupId: string | null;
+  subjectEventId?: string;
+  episodeId?: string;
+  data?: Record<string, unknown>;
+}
+
+export interface DueTimer {
+  timerId: string;
+  /** The score exactly as Redis holds it: the fire checks it is unchanged. */
+  score: string;
+}
+
+/**
+ * Fires due timers: for each, only if its score is still what the poller saw (not moved, not cancelled, not fired
+ * by a previous owner), remove it and append its `timer.fired` to the partition stream — in one script, so a timer
+ * fires exactly once whoever runs it. KEYS: timers, timer data, stream. ARGV: (timerId, score, envelope JSON)…
+ */
+const FIRE = `
+local fired = 0
+for i = 1, #ARGV, 3 do
+  local id, score, json = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local current = redis.call('ZSCORE', KEYS[1], id)
+  if current and current == score then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json)
+    fired = fired + 1
+  end
+end
+return fired
+`;
+
+/**
+ * The scheduler's durable timers: per partition, a sorted set of due times (product ms) and a hash of what each
+ * timer is. Timers are set and cancelled in the commit of the state that needs them (`stage…`), and fired by the
+ * partition's owner (`TimerWheel`) as `timer.fired` events in the same partition, so the group's order holds.
+ */
+@Injectable()
+export class TimerStore {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: Keyspace,
+  ) {
+    this.redis.defineCommand('qunliFireTimers', { numberOfKeys: 3, lua: FIRE });
+  }
+
+  stageSet(ctx: StreamContext, groupId: string | null, spec: TimerSpec, setAt: number): void {
+    const stored: StoredTimer = { ...spec, setAt, groupId };
+    ctx.stage('ZADD', [this.keys.timers(ctx.partition)], spec.dueAt, spec.timerId);
+    ctx.stage('HSET', [this.keys.timerData(ctx.partition)], spec.timerId, JSON.stringify(stored));
+  }
+
+  stageCancel(ctx: StreamContext, timerId: string): void {
+    ctx.stage('ZREM', [this.keys.timers(ctx.partition)], timerId);
+    ctx.stage('HDEL', [this.keys.timerData(ctx.partition)], timerId);
+  }
+
+  async due(partition: number, nowMs: number, limit: number): Promise<DueTimer[]> {
+    const flat = await this.redis.zrangebyscore(
+      this.keys.timers(partition),
+      '-inf',
+      nowMs,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      limit,
+    );
+    const out: DueTimer[] = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ timerId: flat[i]!, score: flat[i + 1]! });
+    return out;
+  }
+
+  async load(partition: number, timerIds: string[]): Promise<(StoredTimer | undefined)[]> {
+    if (timerIds.length === 0) return [];
+    const raw = await this.redis.hmget(this.keys.timerData(partition), ...timerIds);
+    return raw.map((json) => (json === null ? undefined : (JSON.parse(json) as StoredTimer)));
+  }
+
+  /** Fire these timers (see `FIRE`); resolves to how many fired here. */
+  async fire(partition: number, timers: { due: DueTimer; event: EventEnvelope }[]): Promise<number> {
+    if (timers.length === 0) return 0;
+    const args = timers.flatMap(({ due, event }) => [due.timerId, due.score, JSON.stringify(event)]);
+    return (this.redis as unknown as { qunliFireTimers(...a: (string | number)[]): Promise<number> }).qunliFireTimers(
+      this.keys.timers(partition),
+      this.keys.timerData(partition),
+      this.keys.stream(partition),
+      ...args,
+    );
+  }
+
+  /** A timer whose data is gone (should not happen): drop it so it is not polled forever. */
+  async drop(partition: number, timerId: string): Promise<void> {
+    await this.redis.zrem(this.keys.timers(partition), timerId);
+  }
+
+  /** The firing event of a stored timer. */
+  static firedEvent(timer: StoredTimer, now: Date): EventEnvelope {
+    return makeEvent({
+      kind: EventKind.TimerFired,
+      groupId: timer.groupId,
+      source: 'scheduler',
+      createdAt: now,
+      ...(timer.subjectEventId ? { evidenceMessageIds: [timer.subjectEventId] } : {}),
+      payload: {
+        timerId: timer.timerId,
+        purpose: timer.purpose,
+        dueAt: new Date(timer.dueAt).toISOString(),
+        setAt: new Date(timer.setAt).toISOString(),
+        ...(timer.subjectEventId !== undefined ? { subjectEventId: timer.subjectEventId } : {}),
+        ...(timer.episodeId !== undefined ? { episodeId: timer.episodeId } : {}),
+        ...(timer.data !== undefined ? { data: timer.data } : {}),
+      },
+    });
+  }
+}

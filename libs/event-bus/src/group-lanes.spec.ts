@@ -1,0 +1,143 @@
+import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
+
+interface Item extends LaneItem {
+  text: string;
+}
+
+function item(key: string, text: string, urgent = false): Item {
+  return { id: `${key}:${text}`, key, text, urgent };
+}
+
+/** A deferred the test resolves by hand. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('group lanes', () => {
+  it('runs one group in push order and different groups in parallel', async () => {
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const lanes = new GroupLanes<Item>({
+      concurrency: 4,
+      urgentReserve: 0,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      run: async (i) => {
+        started.push(i.id);
+        const g = gate();
+        gates.set(i.id, g);
+        await g.promise;
+        return { done: true };
+      },
+    });
+    lanes.push(item('a', '1'));
+    lanes.push(item('a', '2'));
+    lanes.push(item('b', '1'));
+    await flush();
+    expect(started).toEqual(['a:1', 'b:1']);
+    gates.get('a:1')!.open();
+    await flush();
+    expect(started).toEqual(['a:1', 'b:1', 'a:2']);
+    gates.get('a:2')!.open();
+    gates.get('b:1')!.open();
+    await flush();
+    expect(lanes.size).toBe(0);
+  });
+
+  it('gives a flooding group one slot, so quiet groups keep running', async () => {
+    const done: string[] = [];
+    const flood = gate();
+    const lanes = new GroupLanes<Item>({
+      concurrency: 2,
+      urgentReserve: 0,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      run: async (i) => {
+        if (i.key === 'flood') await flood.promise;
+        done.push(i.id);
+        return { done: true };
+      },
+    });
+    for (let n = 0; n < 500; n++) lanes.push(item('flood', String(n)));
+    lanes.push(item('quiet-1', 'x'));
+    lanes.push(item('quiet-2', 'y'));
+    await flush();
+    await flush();
+    expect(done).toEqual(['quiet-1:x', 'quiet-2:y']);
+    expect(lanes.running).toBe(1);
+    flood.open();
+  });
+
+  it('retries a failing item in place: its group waits, other groups go on', async () => {
+    const attempts = new Map<string, number>();
+    const done: string[] = [];
+    const lanes = new GroupLanes<Item>({
+      concurrency: 4,
+      urgentReserve: 0,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      run: (i): Promise<LaneOutcome> => {
+        const n = (attempts.get(i.id) ?? 0) + 1;
+        attempts.set(i.id, n);
+        if (i.text === 'flaky' && n < 3) return Promise.resolve({ done: false, retryInMs: 5 });
+        done.push(i.id);
+        return Promise.resolve({ done: true });
+      },
+    });
+    lanes.push(item('a', 'flaky'));
+    lanes.push(item('a', 'next'));
+    lanes.push(item('b', 'other'));
+    while (lanes.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(done.filter((id) => id.startsWith('a:'))).toEqual(['a:flaky', 'a:next']);
+    expect(done.indexOf('b:other')).toBeLessThan(done.indexOf('a:flaky'));
+    expect(attempts.get('a:flaky')).toBe(3);
+  });
+
+  it('starts urgent lanes first and lets them use the reserved slots', async () => {
+    const started: string[] = [];
+    const hold = gate();
+    const lanes = new GroupLanes<Item>({
+      concurrency: 1,
+      urgentReserve: 1,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      run: async (i) => {
+        started.push(i.id);
+        await hold.promise;
+        return { done: true };
+      },
+    });
+    lanes.push(item('busy', 'ambient'));
+    lanes.push(item('other', 'ambient'));
+    lanes.push(item('asked', 'direct', true));
+    await flush();
+    expect(started).toEqual(['busy:ambient', 'asked:direct']);
+    hold.open();
+    await flush();
+    await flush();
+    expect(started).toContain('other:ambient');
+  });
+
+  it('retries an item whose task threw, after the fallback delay', async () => {
+    let calls = 0;
+    const errors: unknown[] = [];
+    const lanes = new GroupLanes<Item>({
+      concurrency: 1,
+      urgentReserve: 0,
+      fallbackRetryMs: 1,
+      onError: (error) => errors.push(error),
+      run: () => {
+        calls++;
+        return calls === 1 ? Promise.reject(new Error('boom')) : Promise.resolve({ done: true });
+      },
+    });
+    lanes.push(item('a', '1'));
+    while (lanes.size > 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(calls).toBe(2);
+    expect(errors).toHaveLength(1);
+  });
+});

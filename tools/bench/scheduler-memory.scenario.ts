@@ -1,0 +1,98 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EventKind, Keyspace, makeEvent, PRIORITY } from '@app/contracts';
+import { sampleMessage } from '@app/testing';
+import { round } from './load.js';
+import { eventLog, rssMb } from './scheduler-bench.js';
+import { BenchStack } from './stack.js';
+
+export interface SchedulerMemoryOptions {
+  groups: number;
+  eventsPerGroup: number;
+  /** Cap the scheduler's V8 old space (MB), to see the live set rather than garbage V8 had no reason to collect. */
+  heapMb?: number;
+}
+
+/**
+ * The scheduler's resident memory with many live events (ADR 0006): `groups` groups each holding `eventsPerGroup`
+ * undecided events — @s that may not be handled for an hour (`notBefore`), so each is tracked, held and has a
+ * durable timer. Group state, held messages and timers live in Redis; the process keeps only what it is handling.
+ */
+export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<Record<string, unknown>> {
+  const partitions = 16;
+  const stack = new BenchStack(
+    ['scheduler'],
+    { QUNLI_PARTITIONS: String(partitions) },
+    options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [],
+  );
+  await stack.start();
+  const scheduler = stack.apps.get('scheduler')!;
+  const keys = new Keyspace(stack.prefix, partitions);
+  const log = eventLog(stack.redis, stack.prefix, partitions);
+  const total = options.groups * options.eventsPerGroup;
+  const notBefore = new Date(Date.now() + 3600_000);
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(scheduler.pid!));
+  }, 200);
+  try {
+    const startedRss = rssMb(scheduler.pid!);
+    const started = performance.now();
+    for (let round = 0; round < options.eventsPerGroup; round++) {
+      for (let g = 0; g < options.groups; g += 500) {
+        const batch = [];
+        for (let i = g; i < Math.min(options.groups, g + 500); i++) {
+          const n = round * options.groups + i;
+          batch.push(
+            makeEvent({
+              kind: EventKind.MessageDirect,
+              groupId: String(900_000 + i),
+              source: 'bench',
+              priority: PRIORITY.direct,
+              notBefore,
+              payload: sampleMessage(`一小时后再说 ${n}`, {
+                messageId: `mem${n}`,
+                sender: { userId: `u${n}`, nickname: `u${n}`, card: '', displayName: `u${n}`, role: 'member' },
+                directReason: 'at',
+                mentionsSelf: true,
+              }),
+            }),
+          );
+        }
+        await log.appendAll(batch);
+      }
+      // Do not outrun the scheduler by more than a round: the backlog is the bus's, not the live state.
+      await waitHandled(keys, stack, (round + 1) * options.groups - options.groups, partitions);
+    }
+    await waitHandled(keys, stack, total, partitions);
+    const handledSeconds = (performance.now() - started) / 1000;
+    await sleep(2000);
+    if (typeof global.gc === 'function') global.gc();
+    const steady = rssMb(scheduler.pid!);
+    let timers = 0;
+    for (let p = 0; p < partitions; p++) timers += await stack.redis.zcard(keys.timers(p));
+    return {
+      scenario: 'scheduler-memory',
+      rssMb: round(steady),
+      peakRssMb: round(Math.max(peak, steady)),
+      startRssMb: round(startedRss),
+      groups: options.groups,
+      eventsPerGroup: options.eventsPerGroup,
+      heapCapMb: options.heapMb ?? null,
+      liveTimers: timers,
+      eventsPerSec: round(total / handledSeconds),
+    };
+  } finally {
+    clearInterval(sampler);
+    await stack.stop();
+  }
+}
+
+/** Wait until the scheduler has set `count` not-before timers (each live event has one). */
+async function waitHandled(keys: Keyspace, stack: BenchStack, count: number, partitions: number): Promise<void> {
+  for (;;) {
+    let timers = 0;
+    for (let p = 0; p < partitions; p++) timers += await stack.redis.zcard(keys.timers(p));
+    if (timers >= count) return;
+    await sleep(250);
+  }
+}
