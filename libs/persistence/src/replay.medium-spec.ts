@@ -76,7 +76,8 @@ describe('replay on real Postgres', () => {
   it('rebuilds every read model equal to the live one, and leaves nothing behind', async () => {
     const report = await replay(db, { batchSize: 37 });
     expect(report.events).toBe(total);
-    expect(Object.keys(report.tables)).toEqual(ALL_READ_MODELS);
+    // Every read model is compared (the order is the data source's, which grows with each issue).
+    expect(Object.keys(report.tables).sort()).toEqual([...ALL_READ_MODELS].sort());
     for (const name of ALL_READ_MODELS) {
       expect({ name, ...report.tables[name] }).toMatchObject({ name, equal: true, rows: expect.any(Number) });
     }
@@ -91,8 +92,8 @@ describe('replay on real Postgres', () => {
     await db.query(`UPDATE messages SET text = 'edited by hand' WHERE event_id = (SELECT min(event_id) FROM messages)`);
     const report = await replay(db);
     expect(report.equal).toBe(false);
-    expect(Object.entries(report.tables).map(([name, t]) => [name, t.equal])).toEqual(
-      ALL_READ_MODELS.map((name) => [name, name !== 'messages']),
+    expect(Object.fromEntries(Object.entries(report.tables).map(([name, t]) => [name, t.equal]))).toEqual(
+      Object.fromEntries(ALL_READ_MODELS.map((name) => [name, name !== 'messages'])),
     );
     expect(report.tables.messages!.rows).toBe(report.tables.messages!.liveRows);
     expect(formatReplayReport(report)).toContain('read models DIFFER: messages does not match the log');
