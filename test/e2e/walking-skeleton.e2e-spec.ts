@@ -5,12 +5,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace } from '@app/contracts';
-import { FakeOneBot, signBody } from '@app/onebot';
+import { signBody } from '@app/onebot';
 import {
   AppProcess,
   assertBuilt,
   createTestDatabase,
   deleteKeys,
+  FakeOneBot,
   freePort,
   PORT_SETTING,
   LlmDouble,

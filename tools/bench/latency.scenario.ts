@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FakeOneBot } from '@app/onebot';
+import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { groupMessage, OneBotLoad, percentile, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';

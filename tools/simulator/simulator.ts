@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeOneBot, napcatGroupMessage, readBody, type FakeSentMessage } from '@app/onebot';
+import { readBody } from '@app/onebot';
+import { FakeOneBot, napcatGroupMessage, type FakeSentMessage } from '@app/testing';
 import { SIMULATOR_PAGE } from './page.js';
 
 export interface SimulatorOptions {

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { WebSocket, WebSocketServer } from 'ws';
 import { envelopeErrors, Keyspace, type EventEnvelope, type MessagePayload } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
+import { PersonaModule } from '@app/persona';
 import { loadConfig, Metrics, PlatformModule } from '@app/platform';
 import { deleteKeys, TEST_REDIS_URL, testRedis, uniquePrefix } from '@app/testing';
 import { configureIngress } from '../src/configure-ingress.js';
@@ -46,6 +47,7 @@ class IngressHarness {
       imports: [
         PlatformModule.forApp('ingress', { config, withoutDefaultMetrics: true }),
         EventBusModule.forRoot(),
+        PersonaModule,
         OneBotIntakeModule,
       ],
     }).compile();
@@ -205,16 +207,14 @@ describe('ingress over HTTP POST (real Redis)', () => {
     expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'too_large' })).toBe(1);
   });
 
-  it('answers notices, requests and the bot’s own messages 204 without appending, by reason', async () => {
-    const before = await ingress.totalEvents();
-    for (const name of ['notice/group-recall-napcat.json', 'request/friend-napcat.json']) {
-      expect((await ingress.post(fixtureText(name))).status).toBe(204);
-    }
-    expect((await ingress.post(fixtureText('message-sent/group-at-with-name-napcat.json'))).status).toBe(204);
-    expect(await ingress.totalEvents()).toBe(before);
-    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'notice' })).toBe(1);
-    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'request' })).toBe(1);
-    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'self_message' })).toBe(1);
+  it('records notices, requests and the bot’s own messages as their own kinds, once each', async () => {
+    const names = ['notice/group-recall-napcat.json', 'request/friend-napcat.json', 'message-sent/group-at-with-name-napcat.json'];
+    for (const name of names) expect((await ingress.post(fixtureText(name))).status).toBe(204);
+    for (const name of names) expect((await ingress.post(fixtureText(name))).status).toBe(204);
+    expect(await ingress.metric('qunli_ingress_accepted_total', { kind: 'message.recalled' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_accepted_total', { kind: 'request.received' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_accepted_total', { kind: 'message.echoed' })).toBe(1);
+    expect(await ingress.metric('qunli_ingress_duplicates_total')).toBeGreaterThanOrEqual(3);
   });
 
   it('records the heartbeat time in a gauge', async () => {

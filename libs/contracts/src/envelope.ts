@@ -17,6 +17,7 @@ import {
 import { v7 as uuidv7 } from 'uuid';
 import { ValidationFailed, type FieldError } from './errors.js';
 import { ALL_EVENT_KINDS, EventKind } from './event-kinds.js';
+import { NoticePayload, RequestPayload, SendDroppedPayload, SendVerifiedPayload } from './edge.js';
 import { MessagePayload } from './message.js';
 import {
   ActionSendPayload,
@@ -133,6 +134,11 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.EpisodeControl]: EpisodeControlPayload,
   [EventKind.EpisodeWaiting]: EpisodeWaitingPayload,
   [EventKind.ToolResult]: ToolResultPayload,
+  [EventKind.MessageEchoed]: MessagePayload,
+  [EventKind.NoticeReceived]: NoticePayload,
+  [EventKind.RequestReceived]: RequestPayload,
+  [EventKind.SendDropped]: SendDroppedPayload,
+  [EventKind.SendVerified]: SendVerifiedPayload,
   [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
   [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
   [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
@@ -156,6 +162,11 @@ export interface PayloadMap {
   'episode.control': EpisodeControlPayload;
   'episode.waiting': EpisodeWaitingPayload;
   'tool.result': ToolResultPayload;
+  'message.echoed': MessagePayload;
+  'notice.received': NoticePayload;
+  'request.received': RequestPayload;
+  'send.dropped': SendDroppedPayload;
+  'send.verified': SendVerifiedPayload;
   'personal.activity.started': PersonalActivityPayload;
   'personal.activity.beat': PersonalActivityPayload;
   'personal.activity.completed': PersonalActivityPayload;

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@app/platform';
-import { FakeOneBot } from './fake-onebot.js';
+import { FakeOneBot } from '@app/testing';
 import { OneBotHttpApi } from './onebot-http-api.client.js';
 import { Segment } from './onebot-types.js';
 

@@ -1,6 +1,7 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
+import { HealthDetails } from './health-details.js';
 import { REDIS } from './tokens.js';
 
 /** Ready when Redis and Postgres answer. */
@@ -11,6 +12,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly db: TypeOrmHealthIndicator,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly details: HealthDetails,
   ) {}
 
   @Get()
@@ -25,6 +27,7 @@ export class HealthController {
           })
           .withTimeout(1500),
       () => this.db.pingCheck('postgres').withTimeout(1500),
+      ...this.details.entries().map(([name, contributor]) => () => this.indicators.check(name).up(contributor())),
     ]);
   }
 }

@@ -5,3 +5,5 @@ export * from './messages.js';
 export * from './processes.js';
 export * from './recording-server.js';
 export * from './redis.js';
+export * from './onebot/fake-onebot.js';
+export * from './onebot/napcat-events.js';

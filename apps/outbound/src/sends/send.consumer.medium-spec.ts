@@ -14,9 +14,9 @@ import {
   type SendProblemPayload,
 } from '@app/contracts';
 import { StreamContext } from '@app/event-bus';
-import { FakeOneBot, OneBotHttpApi } from '@app/onebot';
+import { OneBotHttpApi } from '@app/onebot';
 import { Metrics, QunliConfig } from '@app/platform';
-import { deleteKeys, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, FakeOneBot, testRedis, uniquePrefix } from '@app/testing';
 import { SendBackoff } from './send-backoff.js';
 import { SendLedger } from './send-ledger.repository.js';
 import { SendConsumer } from './send.consumer.js';
