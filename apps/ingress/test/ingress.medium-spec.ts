@@ -208,7 +208,11 @@ describe('ingress over HTTP POST (real Redis)', () => {
   });
 
   it('records notices, requests and the bot’s own messages as their own kinds, once each', async () => {
-    const names = ['notice/group-recall-napcat.json', 'request/friend-napcat.json', 'message-sent/group-at-with-name-napcat.json'];
+    const names = [
+      'notice/group-recall-napcat.json',
+      'request/friend-napcat.json',
+      'message-sent/group-at-with-name-napcat.json',
+    ];
     for (const name of names) expect((await ingress.post(fixtureText(name))).status).toBe(204);
     for (const name of names) expect((await ingress.post(fixtureText(name))).status).toBe(204);
     expect(await ingress.metric('qunli_ingress_accepted_total', { kind: 'message.recalled' })).toBe(1);
