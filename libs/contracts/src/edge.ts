@@ -139,6 +139,10 @@ export class SendDroppedPayload {
   @IsInt()
   @Min(0)
   partsPlanned!: number;
+
+  /** What was not said: the first part left out, or the whole reply when it was dropped before planning. */
+  @IsString()
+  text!: string;
 }
 
 export const VERIFICATION_METHODS = ['group_history', 'friend_history', 'get_msg'] as const;

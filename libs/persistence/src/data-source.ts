@@ -5,9 +5,12 @@ import { EventTransitionRecord } from './entities/event-transition-record.entity
 import { EpisodeRecord } from './entities/episode-record.entity.js';
 import { EpisodeStepRecord } from './entities/episode-step-record.entity.js';
 import { MessageRecord } from './entities/message-record.entity.js';
+import { NoticeRecord } from './entities/notice-record.entity.js';
+import { RequestRecord } from './entities/request-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
+import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
 
 export type PostgresOptions = Extract<DataSourceOptions, { type: 'postgres' }>;
@@ -20,12 +23,14 @@ export const READ_MODEL_ENTITIES = {
   episodes: EpisodeRecord,
   episodeSteps: EpisodeStepRecord,
   sends: SendRecord,
+  notices: NoticeRecord,
+  requests: RequestRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
 
 /** Every migration, oldest first. Hand-written SQL; a new one is appended here. */
-export const MIGRATIONS = [EventLogAndReadModels1796035390403];
+export const MIGRATIONS = [EventLogAndReadModels1796035390403, OneBotEdgeProjections1796100000005];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { QunliError } from '@app/contracts';
 import { QunliConfig } from '@app/platform';
 import { testConfig, createTestDatabase, TEST_DATABASE_ADMIN_URL, type TestDatabase } from '@app/testing';
-import { dataSourceOptions } from './data-source.js';
+import { dataSourceOptions, MIGRATIONS } from './data-source.js';
 import { ensureDatabase, migrate, pendingMigrations, withDatabase } from './migrator.js';
 import { PersistenceModule } from './persistence.module.js';
 
@@ -60,7 +60,7 @@ describe('PersistenceModule on real Postgres', () => {
     const error = await startFailure(database.url);
     expect(error.code).toBe('DB.SCHEMA_BEHIND');
     expect(error.message).toBe('database schema is behind: run `npm run migrate`');
-    expect(error.details).toEqual({ pending: ['EventLogAndReadModels1796035390403'] });
+    expect(error.details).toEqual({ pending: MIGRATIONS.map((m) => m.name) });
   });
 
   it('refuses to start on a database that does not exist, with the same advice', async () => {
@@ -75,7 +75,7 @@ describe('PersistenceModule on real Postgres', () => {
     await fresh.drop();
     expect(await ensureDatabase(fresh.url)).toBe(true);
     expect(await ensureDatabase(fresh.url)).toBe(false);
-    expect(await migrate(fresh.url)).toEqual(['EventLogAndReadModels1796035390403']);
+    expect(await migrate(fresh.url)).toEqual(MIGRATIONS.map((m) => m.name));
     expect(await migrate(fresh.url)).toEqual([]);
     const app = await startApp(fresh.url);
     await app.close();

@@ -5,11 +5,21 @@ import { Metrics } from '@app/platform';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from './data-source.js';
 import { chain } from './projection/chain.fixture.js';
+import { edgeEvents } from './projection/edge.fixture.js';
 import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
 
-const READ_MODELS = ['messages', 'events', 'event_transitions', 'episodes', 'episode_steps', 'sends'];
+const READ_MODELS = [
+  'messages',
+  'events',
+  'event_transitions',
+  'episodes',
+  'episode_steps',
+  'sends',
+  'notices',
+  'requests',
+];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;
@@ -34,7 +44,14 @@ describe('replay on real Postgres', () => {
     ]);
     for (let i = 0; i < 30; i++) {
       const partition = 1 + (i % 2);
-      streams.get(partition)!.push(...chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i).events);
+      const events = chain(String(41000 + (i % 6)), Date.UTC(2026, 10, 30, 9) + i * 7000, i).events;
+      streams.get(partition)!.push(...events);
+      const message = events[0]!;
+      const messageId = (message.payload as { messageId: string }).messageId;
+      if (i % 3 === 0)
+        streams
+          .get(partition)!
+          .push(...edgeEvents(message.groupId!, Date.UTC(2026, 10, 30, 9) + i * 7000, message.id, messageId));
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({

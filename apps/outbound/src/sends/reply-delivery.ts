@@ -540,7 +540,13 @@ export class ReplyDelivery {
   private async drop(d: Delivery, plan: ReplyPlan | undefined, partsSent: number): Promise<PartResult> {
     const planned = plan === undefined ? 0 : plan.form === 'forward' ? 1 : plan.parts.length;
     const done: ActionDone = { outcome: 'dropped', at: this.now() };
-    await this.eventLog.appendAll([d.events.dropped(partsSent, planned)], (tx) => {
+    const left =
+      plan === undefined
+        ? d.item.event.payload.text
+        : plan.form === 'forward'
+          ? plan.parts.join('\n')
+          : plan.parts[partsSent]!;
+    await this.eventLog.appendAll([d.events.dropped(partsSent, planned, left)], (tx) => {
       tx.hset(
         this.ledger.key(d.address.partition),
         SendLedger.doneField(d.item.event.payload.actionId),

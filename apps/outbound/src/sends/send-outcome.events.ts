@@ -111,7 +111,7 @@ export class SendOutcomeEvents {
     return makeEvent({ kind: EventKind.SendVerified, payload, ...this.envelope() });
   }
 
-  dropped(partsSent: number, partsPlanned: number): EventOf<'send.dropped'> {
+  dropped(partsSent: number, partsPlanned: number, text: string): EventOf<'send.dropped'> {
     const payload: SendDroppedPayload = {
       actionId: this.action.actionId,
       episodeId: this.action.episodeId,
@@ -121,6 +121,7 @@ export class SendOutcomeEvents {
       reason: 'trigger_recalled',
       partsSent,
       partsPlanned,
+      text,
     };
     return makeEvent({ kind: EventKind.SendDropped, payload, ...this.envelope() });
   }

@@ -37,6 +37,8 @@ export interface MessageRow {
   directReason: string | null;
   fromSelf: boolean | null;
   sentAt: Date | null;
+  /** Set by `message.recalled` (when ingress knew which event carried the message). */
+  recalledAt: Date | null;
 }
 
 /** `events`: the current state of every event the scheduler decides about. */
@@ -101,7 +103,7 @@ export interface EpisodeStepRow {
   at: Date | null;
 }
 
-export type SendState = 'requested' | 'sent' | 'failed' | 'unknown';
+export type SendState = 'requested' | 'sent' | 'failed' | 'unknown' | 'dropped';
 
 /** `sends`: the send ledger as the log tells it. `action.send` opens segment 0 (`requested`, the whole text); each
  * delivered, failed or unknown segment then records itself. */
@@ -125,6 +127,34 @@ export interface SendRow {
   phase: number | null;
 }
 
+/** `notices`: OneBot notices (`notice.received`) and recalls (`message.recalled`). */
+export interface NoticeRow {
+  eventId: string;
+  groupId: string | null;
+  noticeType: string | null;
+  subType: string | null;
+  userId: string | null;
+  operatorId: string | null;
+  targetId: string | null;
+  messageId: string | null;
+  durationSeconds: number | null;
+  aboutSelf: boolean | null;
+  details: Record<string, string> | null;
+  reportedAt: Date | null;
+}
+
+/** `requests`: friend / group requests (`request.received`). */
+export interface RequestRow {
+  eventId: string;
+  groupId: string | null;
+  requestType: string | null;
+  subType: string | null;
+  userId: string | null;
+  comment: string | null;
+  flag: string | null;
+  reportedAt: Date | null;
+}
+
 export interface ReadModelRows {
   messages: MessageRow;
   events: EventStateRow;
@@ -132,6 +162,8 @@ export interface ReadModelRows {
   episodes: EpisodeRow;
   episodeSteps: EpisodeStepRow;
   sends: SendRow;
+  notices: NoticeRow;
+  requests: RequestRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -154,6 +186,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   episodes: { key: ['id'], versioned: { version: 'phase', columns: ['state'] } },
   episodeSteps: { key: ['episodeId', 'idx'] },
   sends: { key: ['actionId', 'segment'], versioned: { version: 'phase', columns: ['state', 'text', 'at'] } },
+  notices: { key: ['eventId'] },
+  requests: { key: ['eventId'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -189,6 +223,8 @@ export function emptyProjection(): Projection {
     episodes: new Map(),
     episodeSteps: new Map(),
     sends: new Map(),
+    notices: new Map(),
+    requests: new Map(),
   };
 }
 
@@ -451,10 +487,93 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       return;
     }
+    case EventKind.MessageEchoed: {
+      // The bot's own message as the implementation reported it: the bot's, never input.
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'messages', {
+        eventId: event.id,
+        groupId: event.groupId,
+        messageId: p.messageId,
+        userId: p.sender.userId,
+        displayName: p.sender.displayName,
+        text: p.text,
+        segments: p.segments,
+        direct: false,
+        fromSelf: true,
+        sentAt: new Date(p.sentAt * 1000),
+      });
+      return;
+    }
+    case EventKind.MessageRecalled: {
+      const p = (event as EventOf<typeof kind>).payload;
+      const recalledAt = new Date(p.recalledAt * 1000);
+      if (p.eventId !== undefined) put(projection, 'messages', { eventId: p.eventId, recalledAt });
+      put(projection, 'notices', {
+        eventId: event.id,
+        groupId: event.groupId,
+        noticeType: p.messageType === 'group' ? 'group_recall' : 'friend_recall',
+        userId: p.userId,
+        operatorId: p.operatorId,
+        messageId: p.messageId,
+        aboutSelf: p.userId === p.selfId,
+        reportedAt: recalledAt,
+      });
+      return;
+    }
+    case EventKind.NoticeReceived: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'notices', {
+        eventId: event.id,
+        groupId: event.groupId,
+        noticeType: p.noticeType,
+        subType: p.subType ?? null,
+        userId: p.userId ?? null,
+        operatorId: p.operatorId ?? null,
+        targetId: p.targetId ?? null,
+        messageId: p.messageId ?? null,
+        durationSeconds: p.durationSeconds ?? null,
+        aboutSelf: p.aboutSelf,
+        details: p.details,
+        reportedAt: new Date(p.reportedAt * 1000),
+      });
+      return;
+    }
+    case EventKind.RequestReceived: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'requests', {
+        eventId: event.id,
+        groupId: event.groupId,
+        requestType: p.requestType,
+        subType: p.subType ?? null,
+        userId: p.userId,
+        comment: p.comment,
+        flag: p.flag,
+        reportedAt: new Date(p.reportedAt * 1000),
+      });
+      return;
+    }
+    case EventKind.SendDropped: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'sends', {
+        actionId: p.actionId,
+        segment: p.partsSent,
+        groupId: event.groupId,
+        targetType: p.targetType,
+        targetId: p.targetId,
+        episodeId: p.episodeId,
+        triggerEventId: p.triggerEventId,
+        text: p.text,
+        state: 'dropped',
+        errorCode: 'SEND.TRIGGER_RECALLED',
+        at,
+        phase: 1,
+      });
+      return;
+    }
+    case EventKind.SendVerified:
     case EventKind.PersonalActivityStarted:
     case EventKind.PersonalActivityBeat:
     case EventKind.PersonalActivityCompleted:
-    case EventKind.MessageRecalled:
     case EventKind.TimerFired:
     case EventKind.EpisodeControl:
     case EventKind.EpisodeWaiting:
