@@ -175,6 +175,8 @@ export class FakeOneBot {
   readonly reportErrors: string[] = [];
   /** Frames received on WebSocket connections that were not action requests (error frames from ingress …). */
   readonly otherFrames: unknown[] = [];
+  /** WebSocket connections opened so far (forward clients accepted and reverse connections made). */
+  connectionsOpened = 0;
 
   private server: Server | undefined;
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -358,6 +360,15 @@ export class FakeOneBot {
     return sent;
   }
 
+  /**
+   * Go silent without closing anything: no more heartbeats on any connection (a half-open link, a hung
+   * implementation). A client with a heartbeat watchdog drops the connection.
+   */
+  silence(): void {
+    for (const timer of this.heartbeats.values()) clearInterval(timer);
+    this.heartbeats.clear();
+  }
+
   /** Send a raw frame (malformed input, for fuzzing) on every open connection. */
   emitRaw(frame: string | Buffer): number {
     let sent = 0;
@@ -432,6 +443,7 @@ export class FakeOneBot {
 
   private adopt(socket: WebSocket, selfId: string): void {
     this.sockets.add(socket);
+    this.connectionsOpened++;
     socket.send(JSON.stringify(napcatLifecycle(selfId, 'connect')));
     const period = this.options.heartbeatMs ?? 30_000;
     const timer = setInterval(() => {
