@@ -7,3 +7,4 @@ export * from './recording-server.js';
 export * from './redis.js';
 export * from './onebot/fake-onebot.js';
 export * from './onebot/napcat-events.js';
+export * from './onebot/malformed-payloads.js';

@@ -76,7 +76,8 @@ export class OneBotForwardWsClient implements OnApplicationBootstrap, BeforeAppl
       this.feed.attach(socket, 'ws_forward', connection.url, {
         selfId: 'unknown',
         onFrame: (frame) => {
-          const heartbeat = frame as { meta_event_type?: unknown; interval?: unknown };
+          // Any JSON can arrive here (`null` included): only a heartbeat object sets the watchdog's deadline.
+          const heartbeat = typeof frame === 'object' && frame !== null ? (frame as Record<string, unknown>) : {};
           if (
             heartbeat.meta_event_type === 'heartbeat' &&
             typeof heartbeat.interval === 'number' &&

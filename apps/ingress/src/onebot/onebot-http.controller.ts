@@ -44,7 +44,7 @@ export class OneBotHttpController {
     @Headers('x-self-id') selfHeader: string | undefined,
   ): Promise<void> {
     const peer = req.socket.remoteAddress ?? 'http';
-    if (req.rawBody === undefined || req.body === undefined) {
+    if (req.rawBody === undefined || req.rawBody.length === 0 || req.body === undefined) {
       const problem = {
         field: '$',
         message: 'expected a JSON body sent with Content-Type: application/json',

@@ -7,9 +7,9 @@ import { errorFrame } from './onebot-http.errors.js';
 import { OneBotIntake } from './onebot-intake.service.js';
 
 /**
- * Frames of one socket waiting for Redis. WebSocket frames cannot be retried by the implementation, so they wait
- * for Redis to come back; past this many the socket is closed ("try again later") rather than hold memory without
- * bound, and the implementation reconnects.
+ * Frames of one socket being handled at once. WebSocket frames cannot be retried by the implementation, so they
+ * wait (for Redis, when it is slow or down); past this many the socket stops being read (TCP backpressure slows
+ * the implementation down) until half of them are done, so memory stays bounded without dropping anything.
  */
 export const MAX_FRAMES_IN_FLIGHT = 1000;
 
@@ -66,12 +66,11 @@ export class OneBotSocketFeed {
       }
       options.onFrame?.(input);
       if (options.channel?.offer(input)) return;
-      if (inFlight >= MAX_FRAMES_IN_FLIGHT) {
-        this.logger.error(`${inFlight} frames from ${peer} wait for the event log; closing so the peer backs off`);
-        socket.close(1013, 'event log unavailable');
-        return;
-      }
       inFlight += 1;
+      if (inFlight >= MAX_FRAMES_IN_FLIGHT && !socket.isPaused) {
+        this.logger.warn(`${inFlight} frames from ${peer} in flight; reading paused until they are done`);
+        socket.pause();
+      }
       this.intake
         .ingest(input, transport, { failFast: false, raw: text, peer })
         .then((outcome) => {
@@ -83,6 +82,7 @@ export class OneBotSocketFeed {
         })
         .finally(() => {
           inFlight -= 1;
+          if (socket.isPaused && inFlight <= MAX_FRAMES_IN_FLIGHT / 2) socket.resume();
         });
     });
 
