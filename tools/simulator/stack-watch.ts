@@ -76,8 +76,7 @@ export function watchThinking(
   const loop = (async () => {
     while (!stopped) {
       try {
-        const reply = (await redis.xread('COUNT', 200, 'BLOCK', 1000, 'STREAMS', ...streams, ...ids)) as
-          [string, [string, string[]][]][] | null;
+        const reply = await redis.xread('COUNT', 200, 'BLOCK', 1000, 'STREAMS', ...streams, ...ids);
         for (const [stream, entries] of reply ?? []) {
           const p = streams.indexOf(stream);
           for (const [id, fields] of entries) {

@@ -99,7 +99,11 @@ describe('fuzzing ingress: 10,000 malformed payloads per transport (real Redis)'
     for (let i = 0; i < 600 && errorFrames().length < refusals.length; i++) await sleep(50);
     // One error frame per refused input, naming the same field; nothing for the rest. (Frames refused before the
     // intake is reached, bad JSON, are answered at once, so the answers are not in input order.)
-    expect(errorFrames().map((f) => f.error.field).sort()).toEqual(refusals.map((r) => r.field).sort());
+    expect(
+      errorFrames()
+        .map((f) => f.error.field)
+        .sort(),
+    ).toEqual(refusals.map((r) => r.field).sort());
     expect(await validArrived(cases.filter((c) => c.valid).length)).toBe(cases.filter((c) => c.valid).length);
     expect(fake.connectionsOpened).toBe(1);
     expect((await fetch(`${ingress.baseUrl}/metrics`)).status).toBe(200);

@@ -1,4 +1,4 @@
-import { WebSocket } from 'ws';
+import { WebSocket, type RawData } from 'ws';
 import type { Metrics } from '@app/platform';
 import { ApiCallMetrics } from './api-call.metrics.js';
 import type { ApiOutcome } from './api-outcome.rules.js';
@@ -57,7 +57,7 @@ export class OneBotWsApi implements OneBotApi {
     socket.on('message', (data) => {
       let frame: unknown;
       try {
-        frame = JSON.parse(String(data));
+        frame = JSON.parse(rawText(data));
       } catch {
         return;
       }
@@ -104,4 +104,10 @@ export class OneBotWsApi implements OneBotApi {
   async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
 }

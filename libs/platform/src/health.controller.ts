@@ -27,7 +27,11 @@ export class HealthController {
           })
           .withTimeout(1500),
       () => this.db.pingCheck('postgres').withTimeout(1500),
-      ...this.details.entries().map(([name, contributor]) => () => this.indicators.check(name).up(contributor())),
+      ...this.details.entries().map(
+        ([name, contributor]) =>
+          () =>
+            this.indicators.check(name).up(contributor()),
+      ),
     ]);
   }
 }

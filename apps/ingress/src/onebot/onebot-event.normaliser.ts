@@ -103,7 +103,7 @@ export function eventFor(accepted: Accepted, now: Date): EventEnvelope {
   return makeEvent({
     kind: accepted.kind,
     groupId: accepted.groupId,
-    payload: accepted.payload as never,
+    payload: accepted.payload,
     source: 'ingress',
     actorIds: [accepted.actorId],
     priority: priorityOf(accepted),

@@ -42,7 +42,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function shown(value: unknown): string {
   let text: string;
   try {
-    text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? String(value));
+    text = value === undefined ? 'nothing' : (JSON.stringify(value) ?? typeof value);
   } catch {
     text = typeof value;
   }

@@ -206,7 +206,10 @@ export class ReplyDelivery {
             return { kind: 'stop', outcome: 'dropped' };
           case 'failed':
             return plan.form === 'forward' ? 'refused' : { kind: 'stop', outcome: 'failed' };
-          default:
+          case 'unknown':
+          case 'pending':
+          case 'sending':
+          case 'unsure':
             return { kind: 'stop', outcome: 'unknown' };
         }
       }
@@ -475,9 +478,8 @@ export class ReplyDelivery {
 
   private async botId(): Promise<string | undefined> {
     if (this.selfId !== undefined) return this.selfId;
-    const login = await this.actions.api.call<{ user_id?: unknown }>('get_login_info', {});
-    if (login.kind === 'ok' && login.data?.user_id !== undefined)
-      this.selfId = String(login.data.user_id as string | number);
+    const login = await this.actions.api.call<{ user_id?: number | string }>('get_login_info', {});
+    if (login.kind === 'ok' && login.data?.user_id !== undefined) this.selfId = String(login.data.user_id);
     return this.selfId;
   }
 

@@ -452,7 +452,10 @@ export class FakeOneBot {
     timer.unref();
     this.heartbeats.set(socket, timer);
     socket.on('message', (data: RawData) => {
-      const work = this.answerFrame(socket, String(data));
+      const text = Buffer.isBuffer(data)
+        ? data.toString('utf8')
+        : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8');
+      const work = this.answerFrame(socket, text);
       this.inFlight.add(work);
       void work.finally(() => this.inFlight.delete(work));
     });
