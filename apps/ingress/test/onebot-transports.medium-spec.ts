@@ -241,6 +241,23 @@ describe('ingress against a NapCat-like peer, every transport (real Redis)', () 
     expect((await ingress.events('30006')).at(-1)!.kind).toBe(EventKind.MessageObserved);
   });
 
+  it('an echo of a message outbound already recorded is not recorded twice', async () => {
+    await start({ QUNLI_SELF_ID: SELF_ID });
+    const id = nextMessageId();
+    await ingress.redis.zadd(ingress.keys.sentMessages(ingress.keys.partitionOf('30008')), Date.now(), `30008:${id}`);
+    const echo = napcatMessageSent({
+      selfId: SELF_ID,
+      nickname: '小满',
+      messageType: 'group',
+      targetId: '30008',
+      messageId: id,
+      segments: [{ type: 'text', data: { text: '已发' } }],
+    });
+    expect((await fake.postEvent(`${ingress.baseUrl}/onebot/v11/http`, echo)).status).toBe(204);
+    expect(await ingress.events('30008')).toEqual([]);
+    expect(await ingress.metric('qunli_ingress_ignored_total', { reason: 'self' })).toBe(1);
+  });
+
   it('relays outbound’s calls over the reverse WS: delivered; unreachable without a connection; unknown when the link drops mid-call', async () => {
     await start();
     const relay = new OneBotRelayApi({

@@ -41,7 +41,7 @@ describe('OneBotHttpApi against a NapCat-like peer', () => {
     expect(outcome.kind === 'ok' && outcome.data?.message_id).toBe(sent.messageId);
     expect(fake.calls[0]!.params.group_id).toBe(30001);
     expect(await metrics.scrape()).toMatch(
-      /qunli_onebot_api_calls_total\{action="send_group_msg",outcome="ok"[^}]*\} 1/,
+      /qunli_onebot_api_calls_total\{action="send_group_msg",transport="http",outcome="ok"[^}]*\} 1/,
     );
   });
 

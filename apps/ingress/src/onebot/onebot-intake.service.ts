@@ -131,6 +131,12 @@ export class OneBotIntake {
     const settled = await this.settle(accepted);
     const event = eventFor(settled, this.clock.now());
     if (settled.kind === EventKind.MessageEchoed) {
+      // A message outbound sent is already in the log as its `message.sent` (and in the store): the echo would
+      // only record it twice.
+      if (await this.sentIds.isBots(settled.groupId, settled.payload.messageId)) {
+        this.metrics.countIgnored('self');
+        return { status: 'ignored', reason: 'self' };
+      }
       // Before the append: once the echo is in the log, a quote of it must already read as a quote of the bot.
       await this.sentIds.remember(settled.groupId, settled.payload.messageId);
     }
