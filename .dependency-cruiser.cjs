@@ -7,9 +7,12 @@
  *   A file is decision code when it sits in a `decisions/` folder or is named `*.policy.ts`, `*.machine.ts`,
  *   `*.rules.ts`, `*.splitter.ts`, `*.normaliser.ts` or `*.prompt.ts`.
  * - Apps never import each other; libs never import apps.
+ * - Production code (apps and libs outside tests) never imports test code: the doubles in libs/testing
+ *   (FakeOneBot, the captured NapCat events, the LLM double) or spec files, nor a devDependency.
  */
 const IO_PACKAGES = '^(@nestjs|ioredis|bullmq|typeorm|pg|openai|ws|undici|express|prom-client)($|/)';
 const ADAPTERS = '\\.(consumer|processor|projector|repository|controller|gateway|client)\\.ts$';
+const TEST_CODE = ['\\.(spec|medium-spec|e2e-spec|fixture)\\.ts$', '^libs/testing/', '^apps/[^/]+/test/', '^test/'];
 const DECISION_CODE = '(/decisions/[^/]+\\.ts$|\\.(policy|machine|rules|splitter|normaliser|prompt)\\.ts$)';
 
 module.exports = {
@@ -33,6 +36,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^apps/([^/]+)/' },
       to: { path: '^apps/([^/]+)/', pathNot: '^apps/$1/' },
+    },
+    {
+      name: 'not-to-test',
+      comment: 'Test doubles live in libs/testing so production code cannot import them (STYLE.md).',
+      severity: 'error',
+      from: { path: '^(apps|libs)/', pathNot: TEST_CODE },
+      to: { path: TEST_CODE },
+    },
+    {
+      name: 'not-to-dev-dep',
+      comment: 'Production code runs without devDependencies installed (the Docker image prunes them).',
+      severity: 'error',
+      from: { path: '^(apps|libs)/', pathNot: TEST_CODE },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'], pathNot: '^node_modules/@types/' },
     },
     {
       name: 'libs-never-import-apps',

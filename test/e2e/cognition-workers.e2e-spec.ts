@@ -14,10 +14,10 @@ import {
   type EventEnvelope,
   type MessagePayload,
 } from '@app/contracts';
-import { FakeOneBot } from '@app/onebot';
 import { createRedis } from '@app/platform';
 import {
   AppProcess,
+  FakeOneBot,
   assertBuilt,
   createTestDatabase,
   deleteKeys,

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { FakeOneBot, type PostResult } from '@app/onebot';
 import {
   AppProcess,
+  FakeOneBot,
+  type PostResult,
   assertBuilt,
   createTestDatabase,
   deleteKeys,

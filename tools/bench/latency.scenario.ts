@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { FakeOneBot } from '@app/onebot';
+import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { groupMessage, OneBotLoad, percentile, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';

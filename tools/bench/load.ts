@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
-import { napcatGroupMessage, signBody } from '@app/onebot';
+import { signBody } from '@app/onebot';
+import { napcatGroupMessage } from '@app/testing';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN } from './stack.js';
 
 /** A NapCat-shaped group message as an implementation posts it. */

@@ -163,3 +163,123 @@ describe('chat simulator', () => {
     expect(simulator.feed.some((e) => e.kind === 'error' && e.text.includes('ingress'))).toBe(true);
   });
 });
+
+describe('chat simulator: every trigger of the OneBot edge (issue 5)', () => {
+  let ingress: RecordingServer;
+  let simulator: RunningSimulator;
+  const say = (path: string, body: unknown) =>
+    fetch(`${simulator.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  beforeEach(async () => {
+    ingress = await startRecordingServer();
+    simulator = await startSimulator({
+      port: 0,
+      host: '127.0.0.1',
+      ingressUrl: ingress.url,
+      selfId: '10001',
+      nickname: '林小满',
+      groups: ['30001'],
+      offline: true,
+      transcript: [
+        {
+          seq: 0,
+          kind: 'user',
+          at: '2026-01-01T00:00:00.000Z',
+          text: '重启前',
+          groupId: '30001',
+          userId: '20001',
+          nickname: 'Alice',
+          messageId: '501',
+        },
+        {
+          seq: 1,
+          kind: 'bot',
+          at: '2026-01-01T00:00:05.000Z',
+          text: '我记得',
+          groupId: '30001',
+          userId: '10001',
+          messageId: '502',
+        },
+      ],
+    });
+  });
+
+  afterEach(async () => {
+    await simulator.stop();
+    await ingress.close();
+  });
+
+  it('names the bot after the persona, shows the offline badge, and keeps the transcript from the log', async () => {
+    expect(await (await fetch(`${simulator.url}/sim/config`)).json()).toMatchObject({
+      nickname: '林小满',
+      offline: true,
+    });
+    expect(simulator.feed.filter((e) => e.kind === 'user' || e.kind === 'bot').map((e) => e.text)).toEqual([
+      '重启前',
+      '我记得',
+    ]);
+    // The transcript is the implementation's history too (what verification of an unknown send reads).
+    const history = await fetch(`${simulator.url}/get_group_msg_history`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ group_id: 30001 }),
+    });
+    expect(((await history.json()) as { data: { messages: unknown[] } }).data.messages).toHaveLength(2);
+  });
+
+  it('a quote of the bot’s message carries the reply and the automatic @ of the bot', async () => {
+    expect(
+      (await say('/sim/say', { groupId: '30001', userId: '20002', nickname: 'Bob', text: '真的吗', replyTo: '502' }))
+        .status,
+    ).toBe(200);
+    expect(ingress.received[0]!.body.message).toEqual([
+      { type: 'reply', data: { id: '502' } },
+      { type: 'at', data: { qq: '10001' } },
+      { type: 'text', data: { text: ' 真的吗' } },
+    ]);
+  });
+
+  it('a private chat, a poke, a recall of one’s own message and a forward go out as NapCat reports them', async () => {
+    expect((await say('/sim/say', { userId: '20003', nickname: 'Carol', text: '私聊' })).status).toBe(200);
+    expect(ingress.received[0]!.body).toMatchObject({ message_type: 'private', user_id: 20003, sub_type: 'friend' });
+    expect((await say('/sim/poke', { groupId: '30001', userId: '20002', nickname: 'Bob' })).status).toBe(200);
+    expect(ingress.received[1]!.body).toMatchObject({
+      notice_type: 'notify',
+      sub_type: 'poke',
+      target_id: 10001,
+      user_id: 20002,
+      group_id: 30001,
+    });
+    const sent = (await (
+      await say('/sim/say', { groupId: '30001', userId: '20002', nickname: 'Bob', text: '发错了' })
+    ).json()) as { messageId: number };
+    expect((await say('/sim/recall', { messageId: String(sent.messageId) })).status).toBe(200);
+    expect(ingress.received[3]!.body).toMatchObject({
+      notice_type: 'group_recall',
+      message_id: sent.messageId,
+      user_id: 20002,
+    });
+    expect((await say('/sim/recall', { messageId: '502' })).status).toBe(400);
+    expect(
+      (await say('/sim/say', { groupId: '30001', userId: '20002', nickname: 'Bob', text: 'x', forward: ['一', '二'] }))
+        .status,
+    ).toBe(200);
+    expect((ingress.received[4]!.body.message as { type: string }[])[0]!.type).toBe('forward');
+    expect(simulator.feed.find((e) => e.forward !== undefined)?.forward).toEqual(['一', '二']);
+  });
+
+  it('shows “thinking” while an episode runs', async () => {
+    const response = await fetch(`${simulator.url}/sim/feed`);
+    const reader = response.body!.getReader();
+    simulator.setThinking({ conversation: 'g:30001', thinking: true });
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('event: thinking')) text += decoder.decode((await reader.read()).value);
+    expect(text).toContain('{"conversation":"g:30001","thinking":true}');
+    await reader.cancel();
+  });
+});

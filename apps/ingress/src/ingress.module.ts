@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule } from '@app/persistence';
+import { PersonaModule } from '@app/persona';
 import { PlatformModule } from '@app/platform';
 import { OneBotIntakeModule } from './onebot/onebot-intake.module.js';
 
@@ -10,6 +11,7 @@ import { OneBotIntakeModule } from './onebot/onebot-intake.module.js';
     PlatformModule.forApp('ingress'),
     PersistenceModule.forRoot(),
     EventBusModule.forRoot(),
+    PersonaModule,
     OneBotIntakeModule,
   ],
 })

@@ -1,11 +1,6 @@
 import 'reflect-metadata';
-import { ConsumerGroup } from '@app/contracts';
-import { StreamConsumers } from '@app/event-bus';
 import { bootstrap } from '@app/platform';
+import { configureOutbound } from './configure-outbound.js';
 import { OutboundModule } from './outbound.module.js';
 
-await bootstrap('outbound', () => OutboundModule, {
-  configure: (app) => {
-    app.connectMicroservice({ strategy: app.get(StreamConsumers).server(ConsumerGroup.Outbound) });
-  },
-});
+await bootstrap('outbound', () => OutboundModule.forRoot(), { configure: configureOutbound });

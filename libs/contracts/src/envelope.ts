@@ -17,6 +17,7 @@ import {
 import { v7 as uuidv7 } from 'uuid';
 import { ValidationFailed, type FieldError } from './errors.js';
 import { ALL_EVENT_KINDS, EventKind } from './event-kinds.js';
+import { NoticePayload, RequestPayload, SendDroppedPayload, SendVerifiedPayload } from './edge.js';
 import { MessagePayload } from './message.js';
 import {
   ActionSendPayload,
@@ -147,6 +148,11 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.LlmCalled]: LlmCalledPayload,
   [EventKind.PersonaPublished]: PersonaPublishedPayload,
   [EventKind.MonitorRecorded]: MonitorRecordedPayload,
+  [EventKind.MessageEchoed]: MessagePayload,
+  [EventKind.NoticeReceived]: NoticePayload,
+  [EventKind.RequestReceived]: RequestPayload,
+  [EventKind.SendDropped]: SendDroppedPayload,
+  [EventKind.SendVerified]: SendVerifiedPayload,
   [EventKind.PersonalActivityStarted]: PersonalActivityPayload,
   [EventKind.PersonalActivityBeat]: PersonalActivityPayload,
   [EventKind.PersonalActivityCompleted]: PersonalActivityPayload,
@@ -181,6 +187,11 @@ export interface PayloadMap {
   'llm.called': LlmCalledPayload;
   'persona.published': PersonaPublishedPayload;
   'monitor.recorded': MonitorRecordedPayload;
+  'message.echoed': MessagePayload;
+  'notice.received': NoticePayload;
+  'request.received': RequestPayload;
+  'send.dropped': SendDroppedPayload;
+  'send.verified': SendVerifiedPayload;
   'personal.activity.started': PersonalActivityPayload;
   'personal.activity.beat': PersonalActivityPayload;
   'personal.activity.completed': PersonalActivityPayload;

@@ -42,6 +42,16 @@ export const EventKind = {
   PersonaPublished: 'persona.published',
   /** A monitor event of an episode (session.start, cycle.start, planner.finalized, llm.retry, …) for the panel. */
   MonitorRecorded: 'monitor.recorded',
+  /** The implementation reported one of the bot's own messages (`message_sent`): the bot's, never new input. */
+  MessageEchoed: 'message.echoed',
+  /** A OneBot notice (member joined or left, ban, admin, card, essence, emoji reaction, a poke not at the bot …). */
+  NoticeReceived: 'notice.received',
+  /** A friend or group request (recorded; nothing answers it yet). */
+  RequestReceived: 'request.received',
+  /** Outbound let go of a reply before it went out (its trigger was recalled). */
+  SendDropped: 'send.dropped',
+  /** An unknown send outcome was checked against the implementation's recent history. */
+  SendVerified: 'send.verified',
   PersonalActivityStarted: 'personal.activity.started',
   PersonalActivityBeat: 'personal.activity.beat',
   PersonalActivityCompleted: 'personal.activity.completed',

@@ -1,3 +1,4 @@
+export * from './edge.js';
 export * from './envelope.js';
 export * from './errors.js';
 export * from './event-kinds.js';

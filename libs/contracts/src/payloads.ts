@@ -294,6 +294,16 @@ export class ActionSendPayload {
   @ValidateNested({ each: true })
   @Type(() => MessageSegment)
   segments?: MessageSegment[];
+
+  /**
+   * Why the bot says this, for a reply that goes to another group or chat than its trigger's (a cross-group
+   * reply). Never sent to users: outbound records it on `message.sent` so the target group's context knows why
+   * the bot spoke there (the oh-mai-agent motivation note).
+   */
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  motivation?: string;
 }
 
 class SendOutcomeBase {
@@ -333,6 +343,22 @@ export class MessageSentPayload extends SendOutcomeBase {
   /** OneBot message id of the delivered message. */
   @IsString()
   onebotMessageId!: string;
+
+  /** True when the outcome was unknown and the message was found in the implementation's history. */
+  @IsOptional()
+  @IsBoolean()
+  verified?: boolean;
+
+  /** `forward` when the reply went out folded into one forward message. */
+  @IsOptional()
+  @IsIn(['text', 'forward'])
+  form?: 'text' | 'forward';
+
+  /** The motivation note of a cross-group reply (never shown to users; see `ActionSendPayload.motivation`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  motivation?: string;
 }
 
 /** `send.failed` and `send.unknown`. */

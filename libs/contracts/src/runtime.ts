@@ -297,4 +297,12 @@ export class MessageRecalledPayload {
   /** OneBot `time` (epoch seconds). */
   @IsInt()
   recalledAt!: number;
+
+  /**
+   * The event that carried the withdrawn message, when ingress still remembers it (`QUNLI_INGRESS_DEDUP_SECONDS`).
+   * Outbound drops a queued reply whose `triggerEventId` is this; the scheduler drops a pending decision about it.
+   */
+  @IsOptional()
+  @IsString()
+  eventId?: string;
 }

@@ -23,6 +23,11 @@ export function partitionOf(groupId: string | null, partitions: number): number 
   return fnv1a32(groupId ?? GLOBAL_PARTITION_KEY) % partitions;
 }
 
+/** The member of `Keyspace.sentMessages` for one of the bot's messages in a conversation (group id or `private:<id>`). */
+export function sentMessageMember(conversation: string, onebotMessageId: string): string {
+  return `${conversation}:${onebotMessageId}`;
+}
+
 /** Consumer groups on the event streams. Each reads every partition; a partition has one owner per group. */
 export const ConsumerGroup = {
   Scheduler: 'scheduler',
@@ -174,6 +179,78 @@ export class Keyspace {
   /** Memory: utils-model calls and tokens spent for one group in one budget window (hash: calls, tokens). */
   memoryBudget(partition: number, groupId: string, window: number): string {
     return `${this.prefix}:mem-budget:${this.tag(partition)}:${groupId}:${window}`;
+  }
+
+  /**
+   * Message ids the bot sent in one partition (sorted set: `<conversation>:<onebotMessageId>` scored by product
+   * ms). Outbound adds each part in the commit that appends its `message.sent`; ingress adds what the
+   * implementation reports as `message_sent`; ingress reads it to tell a quote of the bot (`direct: reply`).
+   */
+  sentMessages(partition: number): string {
+    return `${this.prefix}:sent-ids:${this.tag(partition)}`;
+  }
+
+  /** Outbound's queue of replies for one conversation (sorted set, lexicographic: `<entry id>|<action id>`). */
+  outbox(partition: number, conversation: string): string {
+    return `${this.prefix}:outbox:${this.tag(partition)}:${conversation}`;
+  }
+
+  /** The queued replies of one partition (hash: action id → outbox item JSON). */
+  outboxItems(partition: number): string {
+    return `${this.prefix}:outbox-items:${this.tag(partition)}`;
+  }
+
+  /** Conversations of one partition with queued replies (set), so a restarted outbound finds them. */
+  outboxConversations(partition: number): string {
+    return `${this.prefix}:outbox-convs:${this.tag(partition)}`;
+  }
+
+  /** The one outbound process sending for a conversation right now (value: instance id, with an expiry). */
+  outboxLock(partition: number, conversation: string): string {
+    return `${this.prefix}:outbox-lock:${this.tag(partition)}:${conversation}`;
+  }
+
+  /** A conversation's send budget (hash: tokens, at) and cooldown (its own key with an expiry). */
+  sendBudget(partition: number, conversation: string): string {
+    return `${this.prefix}:send-budget:${this.tag(partition)}:${conversation}`;
+  }
+
+  sendCooldown(partition: number, conversation: string): string {
+    return `${this.prefix}:send-cooldown:${this.tag(partition)}:${conversation}`;
+  }
+
+  /** Trigger events whose message was recalled (sorted set scored by product ms), as outbound learned them. */
+  recalledTriggers(partition: number): string {
+    return `${this.prefix}:recalled:${this.tag(partition)}`;
+  }
+
+  /** The deployment-wide send rate (one token bucket for every outbound process). */
+  get sendRate(): string {
+    return `${this.prefix}:send-rate`;
+  }
+
+  /** OneBot inputs ingress refused, with the raw payload, for people to inspect (capped stream). */
+  get ingressDeadLetters(): string {
+    return `${this.prefix}:ingress:dead`;
+  }
+
+  /**
+   * Action requests for the reverse-WebSocket connection of one bot account (`any` for whichever is connected).
+   * Outbound pushes, the ingress holding the connection pops and answers on `relayReplies`. One hash tag for all
+   * relay keys so a pop can wait on an account's list and the `any` list at once.
+   */
+  relayRequests(selfId: string): string {
+    return `${this.prefix}:relay:{relay}:requests:${selfId}`;
+  }
+
+  /** Pub/sub channel on which ingress publishes every relayed answer (matched by echo). */
+  get relayReplies(): string {
+    return `${this.prefix}:relay:{relay}:replies`;
+  }
+
+  /** Set (with an expiry) while an ingress holds an API-capable connection of the bot account. */
+  relayPresence(selfId: string): string {
+    return `${this.prefix}:relay:{relay}:presence:${selfId}`;
   }
 
   /** Lease on one partition for one consumer group. */

@@ -16,8 +16,12 @@ export interface RunningConsumer {
 
 /**
  * Factory for the read side.
- * - `server(group)`: a Nest transport strategy; `@EventPattern('message.direct')` handlers in the app's
- *   controllers receive `(event, ctx: StreamContext)`. Connect it in main.ts with `app.connectMicroservice`.
+ * - `connect(app, group)` (or `connectStreamConsumer`): the app's `@EventPattern('message.direct')` handlers
+ *   receive `(event, ctx: StreamContext)`. This is the only way to attach a stream server to an app: it always
+ *   inherits the app's global filters, so `StreamErrorFilter` hands handlers' original errors to the reader (a
+ *   transient Redis error is an outage, not a poison event). A strategy built elsewhere and passed to a bare
+ *   `app.connectMicroservice` would get Nest's default RPC filter, which turns every error into "Internal server
+ *   error" and lets a short Redis blip dead-letter good events.
  * - `batch(group, handler)`: a consumer that hands whole batches to one handler (the projector).
  * Both own partitions by lease, re-read their pending entries first, reclaim idle ones, dead-letter entries
  * after `QUNLI_MAX_DELIVERIES` failures and keep a per-group inbox.
@@ -41,7 +45,14 @@ export class StreamConsumers {
     });
   }
 
-  server(group: string, options: ConsumerOptions = {}): RedisStreamsServer {
+  /** Attach this consumer group's stream server to `app` (call before `startAllMicroservices`). */
+  connect(app: INestApplication, group: string, options: ConsumerOptions = {}): RedisStreamsServer {
+    const strategy = this.server(group, options);
+    app.connectMicroservice({ strategy }, { inheritAppConfig: true });
+    return strategy;
+  }
+
+  private server(group: string, options: ConsumerOptions): RedisStreamsServer {
     return new RedisStreamsServer(group, (server) =>
       this.consumer(group, options, {
         mode: 'each',
@@ -89,15 +100,14 @@ export class StreamConsumers {
 }
 
 /**
- * Attach a consumer group's stream server to an app (call before `startAllMicroservices`). The microservice
- * inherits the app's global filters, so handlers' original errors reach the reader (see `StreamErrorFilter`).
+ * Attach a consumer group's stream server to an app (call before `startAllMicroservices`); the same as
+ * `app.get(StreamConsumers).connect(app, group)`. The microservice inherits the app's global filters, so
+ * handlers' original errors reach the reader (see `StreamErrorFilter`).
  */
 export function connectStreamConsumer(
   app: INestApplication,
   group: string,
   options: ConsumerOptions = {},
 ): RedisStreamsServer {
-  const strategy = app.get(StreamConsumers).server(group, options);
-  app.connectMicroservice({ strategy }, { inheritAppConfig: true });
-  return strategy;
+  return app.get(StreamConsumers).connect(app, group, options);
 }

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Metrics } from '@app/platform';
-import { FakeOneBot } from './fake-onebot.js';
+import { FakeOneBot } from '@app/testing';
 import { OneBotHttpApi } from './onebot-http-api.client.js';
 import { Segment } from './onebot-types.js';
 
@@ -41,7 +41,7 @@ describe('OneBotHttpApi against a NapCat-like peer', () => {
     expect(outcome.kind === 'ok' && outcome.data?.message_id).toBe(sent.messageId);
     expect(fake.calls[0]!.params.group_id).toBe(30001);
     expect(await metrics.scrape()).toMatch(
-      /qunli_onebot_api_calls_total\{action="send_group_msg",outcome="ok"[^}]*\} 1/,
+      /qunli_onebot_api_calls_total\{action="send_group_msg",transport="http",outcome="ok"[^}]*\} 1/,
     );
   });
 

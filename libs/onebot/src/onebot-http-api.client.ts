@@ -1,7 +1,9 @@
 import { Agent, request } from 'undici';
 import { QunliError } from '@app/contracts';
-import { SHORT_SECONDS_BUCKETS, type Metrics, type QunliConfig } from '@app/platform';
+import type { Metrics, QunliConfig } from '@app/platform';
+import { ApiCallMetrics } from './api-call.metrics.js';
 import { classifyHttpResponse, classifyTransportError, type ApiOutcome } from './api-outcome.rules.js';
+import { onebotId, type OneBotApi } from './onebot-api.js';
 import type { LoginInfo, OneBotSegment, SendMessageResult } from './onebot-types.js';
 
 export interface OneBotHttpApiOptions {
@@ -12,11 +14,6 @@ export interface OneBotHttpApiOptions {
   /** `QUNLI_ONEBOT_TIMEOUT_MS`: bounds connecting, and separately waiting for the answer. */
   timeoutMs: number;
   metrics?: Metrics;
-}
-
-/** OneBot ids are numbers in the spec; QQ numbers always fit a double exactly, odd ids are passed through. */
-export function onebotId(id: string): number | string {
-  return /^[0-9]{1,15}$/.test(id) ? Number(id) : id;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -34,11 +31,11 @@ function errorCode(error: unknown): string | undefined {
  * outcome and never throws for anything the peer or the network did; the caller decides what each outcome means
  * for its side effects (see `api-outcome.rules.ts`).
  */
-export class OneBotHttpApi {
+export class OneBotHttpApi implements OneBotApi {
+  readonly transport = 'http' as const;
   private readonly agent: Agent;
   private readonly base: URL;
-  private readonly calls;
-  private readonly duration;
+  private readonly metrics: ApiCallMetrics | undefined;
 
   constructor(private readonly options: OneBotHttpApiOptions) {
     try {
@@ -53,17 +50,7 @@ export class OneBotHttpApi {
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
-    this.calls = options.metrics?.counter({
-      name: 'qunli_onebot_api_calls_total',
-      help: 'OneBot API calls by action and classified outcome (ok, failed, unknown, unreachable)',
-      labelNames: ['action', 'outcome'],
-    });
-    this.duration = options.metrics?.histogram({
-      name: 'qunli_onebot_api_call_duration_seconds',
-      help: 'Time from sending a OneBot API request to its classified outcome',
-      labelNames: ['action', 'outcome'],
-      buckets: SHORT_SECONDS_BUCKETS,
-    });
+    this.metrics = options.metrics ? new ApiCallMetrics(options.metrics) : undefined;
   }
 
   static fromConfig(config: QunliConfig, metrics?: Metrics): OneBotHttpApi {
@@ -94,8 +81,7 @@ export class OneBotHttpApi {
   async call<T>(action: string, params: Record<string, unknown>): Promise<ApiOutcome<T>> {
     const started = performance.now();
     const outcome = await this.exchange<T>(action, params);
-    this.calls?.inc({ action, outcome: outcome.kind });
-    this.duration?.observe({ action, outcome: outcome.kind }, (performance.now() - started) / 1000);
+    this.metrics?.record(action, this.transport, outcome.kind, started);
     return outcome;
   }
 

@@ -5,6 +5,8 @@ import { EventTransitionRecord } from './entities/event-transition-record.entity
 import { EpisodeRecord } from './entities/episode-record.entity.js';
 import { EpisodeStepRecord } from './entities/episode-step-record.entity.js';
 import { MessageRecord } from './entities/message-record.entity.js';
+import { NoticeRecord } from './entities/notice-record.entity.js';
+import { RequestRecord } from './entities/request-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
 import { TimerRecord } from './entities/timer-record.entity.js';
@@ -14,6 +16,7 @@ import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cog
 import { LlmCallRecord } from './entities/llm-call-record.entity.js';
 import { PersonaRecord } from './entities/persona-record.entity.js';
 import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
+import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
 import { FactRecord, JargonRecord, MemoryMessageRecord, SummaryRecord } from './entities/memory-records.entity.js';
@@ -41,6 +44,8 @@ export const READ_MODEL_ENTITIES = {
   personas: PersonaRecord,
   timers: TimerRecord,
   episodeControls: EpisodeControlRecord,
+  notices: NoticeRecord,
+  requests: RequestRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
@@ -49,6 +54,7 @@ export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), P
 export const MIGRATIONS = [
   EventLogAndReadModels1796035390403,
   AgendaAndMemory1796035391409,
+  OneBotEdgeProjections1796100000005,
   CognitionAccounting1796200000000,
   SchedulerTimersAndControls1796210000000,
 ];

@@ -5,6 +5,7 @@ import { Metrics } from '@app/platform';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from './data-source.js';
 import { chain, schedulerChain } from './projection/chain.fixture.js';
+import { edgeEvents } from './projection/edge.fixture.js';
 import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
@@ -18,6 +19,8 @@ const READ_MODELS = [
   'sends',
   'timers',
   'episode_controls',
+  'notices',
+  'requests',
 ];
 /** Read models of cognition's accounting (issue 8). */
 const COGNITION = ['llm_calls', 'personas'];
@@ -53,6 +56,9 @@ describe('replay on real Postgres', () => {
       const startMs = Date.UTC(2026, 10, 30, 9) + i * 7000;
       const c = chain(group, startMs, i);
       streams.get(partition)!.push(...c.events, ...c.extra, ...schedulerChain(group, startMs, i));
+      const message = c.events[0]!;
+      const messageId = (message.payload as { messageId: string }).messageId;
+      if (i % 3 === 0) streams.get(partition)!.push(...edgeEvents(group, startMs, message.id, messageId));
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({

@@ -63,9 +63,11 @@ describe('configuration', () => {
   });
 
   it('requires what an app cannot run without', () => {
-    expect(problemsOf(() => loadConfig('outbound', { env: {}, cwd: empty }))).toEqual([
-      'ONEBOT_HTTP_API_URL is required by outbound',
+    expect(problemsOf(() => loadConfig('outbound', { env: { QUNLI_SEND_TRANSPORT: 'http' }, cwd: empty }))).toEqual([
+      'ONEBOT_HTTP_API_URL is required when QUNLI_SEND_TRANSPORT is http',
     ]);
+    // Without an HTTP API or a forward WebSocket, outbound sends over the reverse WebSocket through ingress.
+    expect(() => loadConfig('outbound', { env: {}, cwd: empty })).not.toThrow();
     expect(() => loadConfig('ingress', { env: {}, cwd: empty })).not.toThrow();
   });
 

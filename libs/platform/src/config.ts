@@ -55,7 +55,7 @@ export class QunliConfig {
   @Matches(/^[1-9][0-9]{4,11}$/, { message: 'must be a QQ number' })
   QUNLI_SELF_ID?: string;
 
-  /** Comma list of names the bot answers to. */
+  /** Comma list of names the bot answers to; empty: the persona's name and aliases. */
   @IsString()
   QUNLI_NICKNAMES = '';
 
@@ -209,6 +209,102 @@ export class QunliConfig {
   @Min(20)
   @Max(5000)
   QUNLI_SEND_MAX_SEGMENT_CHARS = 500;
+
+  /** Comma list of other bot accounts in the groups; their messages are never input (no reply loops). */
+  @Matches(/^([1-9][0-9]{4,11}(,[1-9][0-9]{4,11})*)?$/, { message: 'must be a comma list of QQ numbers' })
+  QUNLI_OTHER_BOTS = '';
+
+  /** Comma list of command prefixes handled by something else (`/`, `#`); such messages are never input. */
+  @IsString()
+  QUNLI_COMMAND_PREFIXES = '';
+
+  /** Largest OneBot input (HTTP body or WebSocket frame) ingress reads, in bytes. */
+  @IsInt()
+  @Min(1024)
+  @Max(16 * 1024 * 1024)
+  QUNLI_INGRESS_MAX_BYTES = 1024 * 1024;
+
+  /** Most segments one message may have; more → rejected (`too_many_segments`). */
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  QUNLI_INGRESS_MAX_SEGMENTS = 200;
+
+  /** Most characters of typed text one message may have; more → rejected (`text_too_long`). */
+  @IsInt()
+  @Min(100)
+  @Max(1_000_000)
+  QUNLI_INGRESS_MAX_TEXT_CHARS = 20_000;
+
+  /** How long ingress remembers an input (dedup across transports and retries, and which event a recall withdraws). */
+  @IsInt()
+  @Min(60)
+  @Max(7 * 24 * 3600)
+  QUNLI_INGRESS_DEDUP_SECONDS = 3600;
+
+  /** Refused OneBot inputs kept, with their raw payload, in the ingress dead-letter stream. */
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  QUNLI_INGRESS_DEAD_LETTERS = 10_000;
+
+  /** How outbound reaches the implementation: auto (HTTP API, else forward WS, else the reverse WS via ingress). */
+  @IsIn(['auto', 'http', 'ws_forward', 'ws_reverse'])
+  QUNLI_SEND_TRANSPORT: 'auto' | 'http' | 'ws_forward' | 'ws_reverse' = 'auto';
+
+  /** Most chat messages one reply becomes (the reply path's max_messages); the last one takes the rest. */
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  QUNLI_SEND_MAX_MESSAGES = 5;
+
+  /** Replies longer than this many characters go out folded into one forward message (0: never fold). */
+  @IsInt()
+  @Min(0)
+  @Max(100_000)
+  QUNLI_SEND_FOLD_CHARS = 1500;
+
+  /** Polish each reply once through the utils model before it is sent (on/off); any failure sends the original. */
+  @IsIn(['on', 'off'])
+  QUNLI_SEND_POLISH: 'on' | 'off' = 'off';
+
+  /** Messages one group may be sent per minute on average (token bucket refill), in product time. */
+  @IsNumber()
+  @Min(0.01)
+  QUNLI_SEND_GROUP_PER_MINUTE = 20;
+
+  /** Messages one group may be sent back to back before the per-minute pace applies (token bucket size). */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  QUNLI_SEND_GROUP_BURST = 5;
+
+  /** Messages per second across every group and outbound process, in product time. */
+  @IsNumber()
+  @Min(0.01)
+  QUNLI_SEND_GLOBAL_PER_SECOND = 5;
+
+  /** Human typing pace before each message, in characters per product second (0: no typing delay). */
+  @IsNumber()
+  @Min(0)
+  QUNLI_SEND_TYPING_CHARS_PER_SECOND = 0;
+
+  /** Pause of a group's sends after an unknown outcome (NapCat 1200, usually risk control), in product seconds. */
+  @IsNumber()
+  @Min(0)
+  QUNLI_SEND_COOLDOWN_SECONDS = 60;
+
+  /** First wait before a failed send is tried again (doubles per attempt), in real milliseconds. */
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  QUNLI_SEND_RETRY_BASE_MS = 1000;
+
+  /** Tries at verifying an unknown send outcome before it is reported as `send.unknown`. */
+  @IsInt()
+  @Min(1)
+  @Max(20)
+  QUNLI_SEND_VERIFY_ATTEMPTS = 3;
 
   /** Minutes between life-director ticks, before time scaling. */
   @IsNumber()
@@ -467,6 +563,16 @@ export class QunliConfig {
     return new Set(this.QUNLI_OWNERS.split(',').filter((id) => id.length > 0));
   }
 
+  get otherBots(): Set<string> {
+    return new Set(this.QUNLI_OTHER_BOTS.split(',').filter((id) => id.length > 0));
+  }
+
+  get commandPrefixes(): string[] {
+    return this.QUNLI_COMMAND_PREFIXES.split(',')
+      .map((p) => p.trim())
+      .filter((p) => p.length > 0);
+  }
+
   get nicknames(): string[] {
     return this.QUNLI_NICKNAMES.split(',')
       .map((n) => n.trim())
@@ -536,9 +642,7 @@ const KNOWN_KEYS = new Set<string>();
 export const SETTING_NAMES: ReadonlySet<string> = KNOWN_KEYS;
 
 /** Settings an app cannot run without, beyond the ones with defaults. */
-const REQUIRED_BY_APP: Partial<Record<AppName, (keyof QunliConfig)[]>> = {
-  outbound: ['ONEBOT_HTTP_API_URL'],
-};
+const REQUIRED_BY_APP: Partial<Record<AppName, (keyof QunliConfig)[]>> = {};
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -655,6 +759,12 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
     problems.push(
       `QUNLI_TIME_EPOCH is required when QUNLI_TIME_SCALE is ${config.QUNLI_TIME_SCALE} (an ISO time every app is given, e.g. the replay's start)`,
     );
+  }
+  if (config.QUNLI_SEND_TRANSPORT === 'http' && config.ONEBOT_HTTP_API_URL === undefined) {
+    problems.push('ONEBOT_HTTP_API_URL is required when QUNLI_SEND_TRANSPORT is http');
+  }
+  if (config.QUNLI_SEND_TRANSPORT === 'ws_forward' && config.ONEBOT_WS_URL === undefined) {
+    problems.push('ONEBOT_WS_URL is required when QUNLI_SEND_TRANSPORT is ws_forward');
   }
   for (const key of REQUIRED_BY_APP[app] ?? []) {
     if (config[key] === undefined) problems.push(`${key} is required by ${app}`);

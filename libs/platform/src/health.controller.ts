@@ -2,6 +2,7 @@ import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/co
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
 import { ShutdownState } from './shutdown-state.js';
+import { HealthDetails } from './health-details.js';
 import { REDIS } from './tokens.js';
 
 /** Ready when Redis and Postgres answer and the process is not stopping. */
@@ -13,6 +14,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     @Inject(REDIS) private readonly redis: Redis,
     private readonly shutdown: ShutdownState,
+    private readonly details: HealthDetails,
   ) {}
 
   @Get()
@@ -30,6 +32,11 @@ export class HealthController {
           })
           .withTimeout(1500),
       () => this.db.pingCheck('postgres').withTimeout(1500),
+      ...this.details.entries().map(
+        ([name, contributor]) =>
+          () =>
+            this.indicators.check(name).up(contributor()),
+      ),
     ]);
   }
 }

@@ -1,6 +1,7 @@
 export * from './bootstrap.js';
 export * from './clock.js';
 export * from './config.js';
+export * from './health-details.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './platform.module.js';

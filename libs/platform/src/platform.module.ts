@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { Clock } from './clock.js';
 import { loadConfig, QunliConfig, type AppName } from './config.js';
 import { HealthController } from './health.controller.js';
+import { HealthDetails } from './health-details.js';
 import { Metrics } from './metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { createRedis } from './redis.js';
@@ -48,13 +49,14 @@ export class PlatformModule {
       },
       RedisCloser,
       ShutdownState,
+      HealthDetails,
     ];
     return {
       module: PlatformModule,
       imports: [TerminusModule.forRoot({ logger: false })],
       controllers: [HealthController, MetricsController],
       providers,
-      exports: [APP_NAME, QunliConfig, Clock, Metrics, REDIS, ShutdownState],
+      exports: [APP_NAME, QunliConfig, Clock, Metrics, REDIS, ShutdownState, HealthDetails],
     };
   }
 }

@@ -9,3 +9,6 @@ export * from './projection.js';
 export * from './eventually.js';
 export * from './utils-llm-double.js';
 export * from './mcp-test-server.js';
+export * from './onebot/fake-onebot.js';
+export * from './onebot/napcat-events.js';
+export * from './onebot/malformed-payloads.js';

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Metrics } from '@app/platform';
-import type { ConnectionSignal, IgnoreReason, MessageKind, PostType } from './onebot-event.normaliser.js';
+import type { EventKind } from '@app/contracts';
+import type { IgnoreReason, PostType, RejectReason } from './onebot-event.normaliser.js';
 
 export type Transport = 'http' | 'ws_reverse' | 'ws_forward';
-export type RejectReason = 'bad_json' | 'invalid_payload' | 'unauthorized' | 'bad_signature' | 'too_large';
 
 /** Label values come from the wire; keep them short and plain so a hostile sender cannot blow up cardinality. */
 function segmentLabel(type: string): string {
@@ -20,9 +20,7 @@ export class IngressMetrics {
   private readonly duplicates;
   private readonly unknownSegments;
   private readonly unavailable;
-  private readonly lastHeartbeat;
-  private readonly online;
-  private readonly connections;
+  private readonly deadLettered;
 
   constructor(metrics: Metrics) {
     this.received = metrics.counter({
@@ -32,12 +30,12 @@ export class IngressMetrics {
     });
     this.accepted = metrics.counter({
       name: 'qunli_ingress_accepted_total',
-      help: 'OneBot messages appended to the event log, by event kind',
+      help: 'OneBot inputs appended to the event log, by event kind',
       labelNames: ['kind'],
     });
     this.ignored = metrics.counter({
       name: 'qunli_ingress_ignored_total',
-      help: 'Valid OneBot inputs deliberately not appended, by reason',
+      help: 'Valid OneBot inputs deliberately not appended, by reason (hard rules by their name)',
       labelNames: ['reason'],
     });
     this.rejected = metrics.counter({
@@ -47,7 +45,7 @@ export class IngressMetrics {
     });
     this.duplicates = metrics.counter({
       name: 'qunli_ingress_duplicates_total',
-      help: 'OneBot messages already appended (upstream retries, several connections)',
+      help: 'OneBot inputs already appended (upstream retries, the same event over several transports)',
     });
     this.unknownSegments = metrics.counter({
       name: 'qunli_ingress_unknown_segments_total',
@@ -56,23 +54,13 @@ export class IngressMetrics {
     });
     this.unavailable = metrics.counter({
       name: 'qunli_ingress_unavailable_total',
-      help: 'OneBot messages not taken because the event log (Redis) did not acknowledge them, by transport',
+      help: 'OneBot inputs not taken because the event log (Redis) did not acknowledge them, by transport',
       labelNames: ['transport'],
     });
-    this.lastHeartbeat = metrics.gauge({
-      name: 'qunli_onebot_last_heartbeat_seconds',
-      help: 'Epoch seconds of the last OneBot heartbeat, by bot account',
-      labelNames: ['self_id'],
-    });
-    this.online = metrics.gauge({
-      name: 'qunli_onebot_online',
-      help: '1 when the implementation last reported the bot account online (heartbeat status, lifecycle)',
-      labelNames: ['self_id'],
-    });
-    this.connections = metrics.gauge({
-      name: 'qunli_onebot_connections',
-      help: 'Open OneBot WebSocket connections, by transport',
-      labelNames: ['transport'],
+    this.deadLettered = metrics.counter({
+      name: 'qunli_ingress_dead_letters_total',
+      help: 'Refused OneBot inputs written to the ingress dead-letter stream, by reason',
+      labelNames: ['reason'],
     });
   }
 
@@ -80,7 +68,7 @@ export class IngressMetrics {
     this.received.inc({ transport, post_type: postType });
   }
 
-  countAccepted(kind: MessageKind): void {
+  countAccepted(kind: EventKind): void {
     this.accepted.inc({ kind });
   }
 
@@ -104,16 +92,7 @@ export class IngressMetrics {
     this.unavailable.inc({ transport });
   }
 
-  recordConnection(signal: ConnectionSignal): void {
-    if (signal.type === 'heartbeat') this.lastHeartbeat.set({ self_id: signal.selfId }, signal.time);
-    if (signal.online !== undefined) this.online.set({ self_id: signal.selfId }, signal.online ? 1 : 0);
-  }
-
-  connectionOpened(transport: Transport): void {
-    this.connections.inc({ transport });
-  }
-
-  connectionClosed(transport: Transport): void {
-    this.connections.dec({ transport });
+  countDeadLettered(reason: RejectReason): void {
+    this.deadLettered.inc({ reason });
   }
 }

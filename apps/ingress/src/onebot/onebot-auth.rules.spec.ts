@@ -54,6 +54,9 @@ describe('access token', () => {
   it('lets the header win over the query, and treats another scheme as no token', () => {
     expect(presentedToken('Bearer wrong', 'right')).toBe('wrong');
     expect(presentedToken('Basic YWJj', undefined)).toBe('');
+    // NapCat writes `Bearer ` with nothing after it when it has no token: no token, the query one counts.
+    expect(presentedToken('Bearer ', undefined)).toBeUndefined();
+    expect(presentedToken('Bearer ', 'right')).toBe('right');
   });
 
   it('checks the token', () => {

@@ -16,13 +16,18 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** The token a request carries: the Authorization header wins over the query parameter. */
+/**
+ * The token a request carries: the Authorization header wins over the query parameter. An empty `Bearer ` (what
+ * NapCat writes when it has no token configured) carries no token: the query parameter, if any, is used instead.
+ * A header that is neither `Bearer <token>` nor `Token <token>` presents a wrong token ('').
+ */
 export function presentedToken(authorization: string | undefined, queryToken: unknown): string | undefined {
-  if (authorization !== undefined) {
-    const match = /^(?:Bearer|Token)\s+(.+)$/i.exec(authorization.trim());
-    return match?.[1]?.trim() ?? '';
-  }
-  return typeof queryToken === 'string' ? queryToken : undefined;
+  const query = typeof queryToken === 'string' ? queryToken : undefined;
+  if (authorization === undefined) return query;
+  const header = authorization.trim();
+  if (/^(?:Bearer|Token)?$/i.test(header)) return query;
+  const match = /^(?:Bearer|Token)\s+(.+)$/i.exec(header);
+  return match?.[1]?.trim() ?? '';
 }
 
 /** `expected` undefined means no token is configured: everything passes. */

@@ -2,13 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { envelopeErrors, EventKind, PRIORITY, type MessagePayload } from '@app/contracts';
 import {
-  messageEvent,
+  eventFor,
   normaliseOneBotEvent,
   postTypeLabel,
+  type Accepted,
   type AcceptedMessage,
   type Normalised,
   type NormaliserSettings,
 } from './onebot-event.normaliser.js';
+import { withDirectness } from './onebot-message.normaliser.js';
 
 const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/onebot');
 
@@ -24,16 +26,32 @@ function fixture(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
 }
 
-const DEFAULTS: NormaliserSettings = { nicknames: [], groups: '*', maxTextChars: 4000 };
+const DEFAULTS: NormaliserSettings = {
+  nicknames: [],
+  groups: '*',
+  otherBots: new Set(),
+  commandPrefixes: [],
+  maxTextChars: 4000,
+  maxSegments: 200,
+  maxTypedChars: 20_000,
+};
 
 function normalise(input: unknown, settings: Partial<NormaliserSettings> = {}): Normalised {
   return normaliseOneBotEvent(input, { ...DEFAULTS, ...settings });
 }
 
-function accepted(input: unknown, settings: Partial<NormaliserSettings> = {}): AcceptedMessage {
+function acceptedAny(input: unknown, settings: Partial<NormaliserSettings> = {}): Accepted {
   const result = normalise(input, settings);
   if (!('accept' in result)) throw new Error(`expected accept, got ${JSON.stringify(result)}`);
   return result.accept;
+}
+
+function accepted(input: unknown, settings: Partial<NormaliserSettings> = {}): AcceptedMessage {
+  const result = acceptedAny(input, settings);
+  if (result.kind !== EventKind.MessageObserved && result.kind !== EventKind.MessageDirect) {
+    throw new Error(`expected a message, got ${result.kind}`);
+  }
+  return result;
 }
 
 function payloadOf(name: string, settings: Partial<NormaliserSettings> = {}): MessagePayload {
@@ -41,7 +59,7 @@ function payloadOf(name: string, settings: Partial<NormaliserSettings> = {}): Me
 }
 
 /** Expected outcome of every fixture; a new fixture fails the suite until it is classified here. */
-const OUTCOMES: Record<string, 'accept' | `ignore:${string}` | `reject:${string}`> = {
+const OUTCOMES: Record<string, `accept:${string}` | `ignore:${string}` | `reject:${string}`> = {
   'api-request/get-forward-msg-spec-assembled.json': 'reject:post_type',
   'api-request/get-msg-351.json': 'reject:post_type',
   'api-request/http-body-cq-string-face-image-spec.json': 'reject:post_type',
@@ -63,49 +81,49 @@ const OUTCOMES: Record<string, 'accept' | `ignore:${string}` | `reject:${string}
   'api-response/send-group-msg-failed-1200-timeout-1410.json': 'ignore:api_response',
   'api-response/send-private-msg-failed-1200-napcat.json': 'ignore:api_response',
   'api-response/send-private-msg-ok-napcat.json': 'ignore:api_response',
-  'message-group/anonymous-gocq.json': 'accept',
-  'message-group/at-only-with-group-name-napcat.json': 'accept',
-  'message-group/file-napcat.json': 'accept',
-  'message-group/forward-napcat.json': 'accept',
-  'message-group/mface-napcat.json': 'accept',
-  'message-group/nonebot-fixture-cq-string-atall.json': 'accept',
-  'message-group/reply-atall-at-images-napcat.json': 'accept',
-  'message-group/shake-napcat.json': 'accept',
-  'message-group/string-format-face-negative-id-napcat.json': 'accept',
-  'message-group/text-napcat.json': 'accept',
-  'message-private/face-with-raw-napcat.json': 'accept',
-  'message-private/file-napcat.json': 'accept',
-  'message-private/json-miniapp-share-napcat.json': 'accept',
-  'message-private/reply-napcat.json': 'accept',
-  'message-private/spec-http-post-private-string.json': 'accept',
-  'message-private/text-array-napcat.json': 'accept',
-  'message-private/text-image-text-napcat.json': 'accept',
-  'message-private/text-string-format-escaped-napcat.json': 'accept',
-  'message-private/video-napcat.json': 'accept',
-  'message-sent/group-at-with-name-napcat.json': 'ignore:self_message',
-  'message-sent/private-file-target0-napcat.json': 'ignore:self_message',
+  'message-group/anonymous-gocq.json': 'accept:message.observed',
+  'message-group/at-only-with-group-name-napcat.json': 'accept:message.direct',
+  'message-group/file-napcat.json': 'accept:message.observed',
+  'message-group/forward-napcat.json': 'accept:message.observed',
+  'message-group/mface-napcat.json': 'accept:message.observed',
+  'message-group/nonebot-fixture-cq-string-atall.json': 'accept:message.observed',
+  'message-group/reply-atall-at-images-napcat.json': 'accept:message.observed',
+  'message-group/shake-napcat.json': 'accept:message.observed',
+  'message-group/string-format-face-negative-id-napcat.json': 'accept:message.observed',
+  'message-group/text-napcat.json': 'accept:message.observed',
+  'message-private/face-with-raw-napcat.json': 'accept:message.direct',
+  'message-private/file-napcat.json': 'accept:message.direct',
+  'message-private/json-miniapp-share-napcat.json': 'accept:message.direct',
+  'message-private/reply-napcat.json': 'accept:message.direct',
+  'message-private/spec-http-post-private-string.json': 'accept:message.direct',
+  'message-private/text-array-napcat.json': 'accept:message.direct',
+  'message-private/text-image-text-napcat.json': 'accept:message.direct',
+  'message-private/text-string-format-escaped-napcat.json': 'accept:message.direct',
+  'message-private/video-napcat.json': 'accept:message.direct',
+  'message-sent/group-at-with-name-napcat.json': 'accept:message.echoed',
+  'message-sent/private-file-target0-napcat.json': 'accept:message.echoed',
   'meta/heartbeat-napcat.json': 'ignore:meta_event',
   'meta/lifecycle-connect-napcat.json': 'ignore:meta_event',
-  'notice/essence-add-napcat.json': 'ignore:notice',
-  'notice/friend-add-napcat.json': 'ignore:notice',
-  'notice/group-admin-set-napcat.json': 'ignore:notice',
-  'notice/group-ban-gocq.json': 'ignore:notice',
-  'notice/group-card-napcat.json': 'ignore:notice',
-  'notice/group-decrease-kick-operator0-napcat.json': 'ignore:notice',
-  'notice/group-decrease-leave-disband-gocq.json': 'ignore:notice',
-  'notice/group-increase-approve-gocq.json': 'ignore:notice',
-  'notice/group-msg-emoji-like-napcat-doc.json': 'ignore:notice',
-  'notice/group-recall-napcat.json': 'ignore:notice',
-  'notice/group-upload-napcat.json': 'ignore:notice',
-  'notice/poke-group-gocq.json': 'ignore:notice',
-  'notice/poke-group-target0-napcat.json': 'ignore:notice',
-  'request/friend-napcat.json': 'ignore:request',
-  'request/group-add-user0-napcat.json': 'ignore:request',
-  'request/group-invite-gocq.json': 'ignore:request',
+  'notice/essence-add-napcat.json': 'accept:notice.received',
+  'notice/friend-add-napcat.json': 'accept:notice.received',
+  'notice/group-admin-set-napcat.json': 'accept:notice.received',
+  'notice/group-ban-gocq.json': 'accept:notice.received',
+  'notice/group-card-napcat.json': 'accept:notice.received',
+  'notice/group-decrease-kick-operator0-napcat.json': 'accept:notice.received',
+  'notice/group-decrease-leave-disband-gocq.json': 'accept:notice.received',
+  'notice/group-increase-approve-gocq.json': 'accept:notice.received',
+  'notice/group-msg-emoji-like-napcat-doc.json': 'accept:notice.received',
+  'notice/group-recall-napcat.json': 'accept:message.recalled',
+  'notice/group-upload-napcat.json': 'accept:notice.received',
+  'notice/poke-group-gocq.json': 'accept:message.direct',
+  'notice/poke-group-target0-napcat.json': 'accept:message.direct',
+  'request/friend-napcat.json': 'accept:request.received',
+  'request/group-add-user0-napcat.json': 'accept:request.received',
+  'request/group-invite-gocq.json': 'accept:request.received',
 };
 
 function outcomeOf(result: Normalised): string {
-  if ('accept' in result) return 'accept';
+  if ('accept' in result) return `accept:${result.accept.kind}`;
   if ('ignore' in result) return `ignore:${result.ignore}`;
   return `reject:${result.reject.field}`;
 }
@@ -123,8 +141,9 @@ describe('OneBot event normaliser: every fixture', () => {
     expect(outcomeOf(result)).toBe(OUTCOMES[name]);
     if ('accept' in result) {
       // Whatever the implementation sent, the event is a valid envelope and every data value is a string.
-      expect(envelopeErrors(messageEvent(result.accept, new Date()))).toEqual([]);
-      for (const segment of result.accept.payload.segments) {
+      expect(envelopeErrors(eventFor(result.accept, new Date()))).toEqual([]);
+      const payload = result.accept.payload as { segments?: { data: Record<string, unknown> }[] };
+      for (const segment of payload.segments ?? []) {
         for (const value of Object.values(segment.data)) expect(typeof value).toBe('string');
       }
     }
@@ -353,20 +372,22 @@ describe('OneBot event normaliser: what a message becomes', () => {
 });
 
 describe('OneBot event normaliser: what is ignored', () => {
-  it('message_sent (the bot’s own messages) is never accepted', () => {
-    expect(normalise(fixture('message-sent/group-at-with-name-napcat.json'))).toEqual({ ignore: 'self_message' });
-    expect(normalise(fixture('message-sent/private-file-target0-napcat.json'))).toEqual({ ignore: 'self_message' });
+  it('message_sent (the bot’s own messages) is recorded as the bot’s, never as input', () => {
+    const group = acceptedAny(fixture('message-sent/group-at-with-name-napcat.json'));
+    expect(group.kind).toBe(EventKind.MessageEchoed);
+    const lost = acceptedAny(fixture('message-sent/private-file-target0-napcat.json'));
+    expect(lost).toMatchObject({ kind: EventKind.MessageEchoed, groupId: 'private:0' });
   });
 
-  it('a message event from the bot’s own account is ignored as self', () => {
+  it('a message event from the bot’s own account is the bot’s too', () => {
     const event = { ...fixture('message-group/text-napcat.json'), user_id: 10001 };
-    expect(normalise(event)).toEqual({ ignore: 'self_message' });
+    expect(acceptedAny(event)).toMatchObject({ kind: EventKind.MessageEchoed, groupId: '30001' });
   });
 
   it('heartbeat: ignored, with what it says about the connection', () => {
     expect(normalise(fixture('meta/heartbeat-napcat.json'))).toEqual({
       ignore: 'meta_event',
-      signal: { type: 'heartbeat', selfId: '10001', time: 1746673666, online: true, good: true },
+      signal: { type: 'heartbeat', selfId: '10001', time: 1746673666, online: true, good: true, intervalMs: 30000 },
     });
   });
 
@@ -375,12 +396,6 @@ describe('OneBot event normaliser: what is ignored', () => {
       ignore: 'meta_event',
       signal: { type: 'lifecycle', selfId: '10001', time: 1746673610, online: true },
     });
-  });
-
-  it('notices and requests, including their odd zeros', () => {
-    expect(normalise(fixture('notice/poke-group-target0-napcat.json'))).toEqual({ ignore: 'notice' });
-    expect(normalise(fixture('notice/group-decrease-kick-operator0-napcat.json'))).toEqual({ ignore: 'notice' });
-    expect(normalise(fixture('request/group-add-user0-napcat.json'))).toEqual({ ignore: 'request' });
   });
 
   it('groups outside QUNLI_GROUPS; private chats are not group-filtered', () => {
@@ -428,13 +443,17 @@ describe('OneBot event normaliser: what is rejected, naming the field', () => {
 
   it.each(cases)('%s', (_label, input, field) => {
     const result = normalise(JSON.parse(JSON.stringify(input)));
-    expect(result).toEqual({ reject: { field, message: expect.any(String) } });
+    expect(result).toEqual({ reject: { field, message: expect.any(String), reason: 'invalid_payload' } });
   });
 
   it('says what it got', () => {
     const result = normalise({ ...base, group_id: 'abc' });
     expect(result).toEqual({
-      reject: { field: 'group_id', message: 'must be a non-negative integer or a string of digits (got "abc")' },
+      reject: {
+        field: 'group_id',
+        message: 'must be a non-negative integer or a string of digits (got "abc")',
+        reason: 'invalid_payload',
+      },
     });
   });
 
@@ -447,7 +466,7 @@ describe('OneBot event normaliser: what is rejected, naming the field', () => {
 describe('message envelope', () => {
   it('direct messages get the direct priority, the sender as actor and the given time', () => {
     const now = new Date('2026-01-02T03:04:05.000Z');
-    const direct = messageEvent(accepted(fixture('message-group/at-only-with-group-name-napcat.json')), now);
+    const direct = eventFor(accepted(fixture('message-group/at-only-with-group-name-napcat.json')), now);
     expect(direct).toMatchObject({
       kind: 'message.direct',
       groupId: '30012',
@@ -457,7 +476,7 @@ describe('message envelope', () => {
       createdAt: '2026-01-02T03:04:05.000Z',
       causationId: null,
     });
-    const observed = messageEvent(accepted(fixture('message-group/text-napcat.json')), now);
+    const observed = eventFor(accepted(fixture('message-group/text-napcat.json')), now);
     expect(observed.priority).toBe(PRIORITY.normal);
     expect(observed.correlationId).toBe(observed.id);
   });
@@ -468,5 +487,172 @@ describe('postTypeLabel', () => {
     expect(postTypeLabel(fixture('meta/heartbeat-napcat.json'))).toBe('meta_event');
     expect(postTypeLabel({ post_type: 'x'.repeat(500) })).toBe('other');
     expect(postTypeLabel('nope')).toBe('other');
+  });
+});
+
+describe('OneBot event normaliser: the bot’s own, notices, requests (issue 5)', () => {
+  it('a poke at the bot becomes a direct message with reason poke (go-cqhttp target, NapCat target 0)', () => {
+    const gocq = accepted(fixture('notice/poke-group-gocq.json'));
+    expect(gocq).toMatchObject({ kind: EventKind.MessageDirect, groupId: '30005', userId: '20005' });
+    expect(gocq.payload).toMatchObject({ directReason: 'poke', text: '[戳一戳]', messageId: 'poke:1672489767:20005' });
+    const napcat = accepted(fixture('notice/poke-group-target0-napcat.json'));
+    expect(napcat.payload.directReason).toBe('poke');
+    expect(napcat.dedupKey).toBe('10004:30003:poke:1733202425:20004');
+  });
+
+  it('a poke between two others is a notice, and the bot poking is its own', () => {
+    const other = { ...fixture('notice/poke-group-gocq.json'), target_id: 20009 };
+    expect(acceptedAny(other)).toMatchObject({
+      kind: EventKind.NoticeReceived,
+      payload: { noticeType: 'notify', subType: 'poke', targetId: '20009' },
+    });
+    const own = { ...fixture('notice/poke-group-gocq.json'), user_id: 10005 };
+    expect(normalise(own)).toEqual({ ignore: 'self' });
+  });
+
+  it('a recall becomes message.recalled, keyed to the withdrawn message', () => {
+    const recall = acceptedAny(fixture('notice/group-recall-napcat.json'));
+    expect(recall).toMatchObject({
+      kind: EventKind.MessageRecalled,
+      groupId: '30015',
+      originalDedupKey: '10013:30015:40001',
+      payload: {
+        messageType: 'group',
+        messageId: '40001',
+        userId: '20022',
+        operatorId: '20022',
+        recalledAt: 1734504323,
+      },
+    });
+    const friend = {
+      time: 1,
+      self_id: 10001,
+      post_type: 'notice',
+      notice_type: 'friend_recall',
+      user_id: 20001,
+      message_id: -7,
+    };
+    expect(acceptedAny(friend)).toMatchObject({
+      kind: EventKind.MessageRecalled,
+      groupId: 'private:20001',
+      payload: { messageId: '-7' },
+    });
+  });
+
+  it('other notices keep their facts; zeros are nobody; nested files are flattened', () => {
+    expect(acceptedAny(fixture('notice/group-decrease-kick-operator0-napcat.json')).payload).not.toHaveProperty(
+      'operatorId',
+    );
+    const upload = acceptedAny(fixture('notice/group-upload-napcat.json'));
+    expect(upload.payload).toMatchObject({
+      noticeType: 'group_upload',
+      details: { 'file.name': '1b86bbc2046898063501ba1fc9738921.mp4', 'file.size': '3685706' },
+    });
+    const ban = acceptedAny(fixture('notice/group-ban-gocq.json'));
+    expect(ban.payload).toHaveProperty('durationSeconds');
+  });
+
+  it('the same notice twice gets the same dedup key (HTTP and WS), a different one another', () => {
+    const a = acceptedAny(fixture('notice/group-card-napcat.json'));
+    const b = acceptedAny(JSON.parse(JSON.stringify(fixture('notice/group-card-napcat.json'))));
+    expect(a.dedupKey).toBe(b.dedupKey);
+    const c = acceptedAny({ ...fixture('notice/group-card-napcat.json'), card_new: 'x' });
+    expect(c.dedupKey).not.toBe(a.dedupKey);
+  });
+
+  it('requests are recorded with their flag (user_id 0 kept)', () => {
+    expect(acceptedAny(fixture('request/group-add-user0-napcat.json'))).toMatchObject({
+      kind: EventKind.RequestReceived,
+      dedupKey: '10003:30002|1718037977030305'.replace('10003:', 'request:10003:'),
+      payload: { requestType: 'group', subType: 'add', userId: '0', comment: 'enmom' },
+    });
+  });
+});
+
+describe('OneBot event normaliser: direct detection and hard rules (issue 5)', () => {
+  const base = fixture('message-group/text-napcat.json');
+
+  it('the persona’s name called anywhere in the text is direct (name)', () => {
+    const message = accepted({ ...base, message: '小满你在吗' }, { nicknames: ['林小满', '小满', '满满'] });
+    expect(message.payload.directReason).toBe('name');
+  });
+
+  it('a quote’s automatic @ of the bot is not a fresh mention: the quote makes it direct as reply', () => {
+    const quote = {
+      ...base,
+      message: [
+        { type: 'reply', data: { id: '555' } },
+        { type: 'at', data: { qq: '10001' } },
+        { type: 'text', data: { text: ' 好的' } },
+      ],
+    };
+    const message = accepted(quote);
+    expect(message.payload.mentionsSelf).toBe(false);
+    expect(message.payload.directReason).toBe('reply');
+  });
+
+  it('a quote of someone else with the automatic @ of them is not direct; a second @ of the bot is', () => {
+    const other = {
+      ...base,
+      message: [
+        { type: 'reply', data: { id: '555' } },
+        { type: 'at', data: { qq: '20002' } },
+        { type: 'text', data: { text: ' 同意' } },
+      ],
+    };
+    expect(accepted(other).kind).toBe(EventKind.MessageObserved);
+    const both = { ...other, message: [...(other.message as object[]), { type: 'at', data: { qq: '10001' } }] };
+    expect(accepted(both).payload).toMatchObject({ directReason: 'at', mentionsSelf: true });
+  });
+
+  it('a quote without the automatic @ is direct once the store says the quoted message is the bot’s', () => {
+    const quote = accepted({
+      ...base,
+      message: [
+        { type: 'reply', data: { id: '777' } },
+        { type: 'text', data: { text: '真的吗' } },
+      ],
+    });
+    expect(quote.kind).toBe(EventKind.MessageObserved);
+    const settled = withDirectness(quote, true);
+    expect(settled).toMatchObject({
+      kind: EventKind.MessageDirect,
+      payload: { directReason: 'reply', replyToMessageId: '777' },
+    });
+  });
+
+  it('hard rules: other bots, non-listed groups and command prefixes are ignored under the rule’s name', () => {
+    expect(normalise(base, { otherBots: new Set(['20001']) })).toEqual({ ignore: 'other_bot' });
+    expect(normalise(base, { groups: new Set(['1']) })).toEqual({ ignore: 'group_not_listed' });
+    expect(normalise({ ...base, message: '  /help' }, { commandPrefixes: ['/'] })).toEqual({
+      ignore: 'command_prefix',
+    });
+    expect('accept' in normalise({ ...base, message: 'a /b' }, { commandPrefixes: ['/'] })).toBe(true);
+  });
+
+  it('limits: too many segments and too much text are rejected with their reason', () => {
+    const many = { ...base, message: Array.from({ length: 5 }, () => ({ type: 'text', data: { text: 'a' } })) };
+    expect(normalise(many, { maxSegments: 4 })).toEqual({
+      reject: { field: 'message', message: expect.any(String), reason: 'too_many_segments' },
+    });
+    expect(normalise({ ...base, message: 'x'.repeat(101) }, { maxTypedChars: 100 })).toEqual({
+      reject: { field: 'message', message: expect.any(String), reason: 'text_too_long' },
+    });
+  });
+
+  it('unknown segment types survive verbatim; dice and rps and market faces render', () => {
+    const event = {
+      ...base,
+      message: [
+        { type: 'dice', data: { result: 3 } },
+        { type: 'rps', data: { result: 1 } },
+        { type: 'marketface', data: { summary: '[好耶]' } },
+        { type: 'newthing', data: { x: { y: 1 } } },
+      ],
+    };
+    const message = accepted(event);
+    expect(message.payload.text).toBe('[骰子:3][猜拳][好耶]');
+    expect(message.unknownSegmentTypes).toEqual(['newthing']);
+    expect(message.payload.segments[3]).toEqual({ type: 'newthing', data: { x: '{"y":1}' } });
   });
 });

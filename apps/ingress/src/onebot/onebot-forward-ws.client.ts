@@ -1,65 +1,119 @@
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { WebSocket } from 'ws';
+import { reconnectDelayMs } from '@app/onebot';
 import { QunliConfig } from '@app/platform';
-import { MAX_INPUT_BYTES, OneBotSocketFeed } from './onebot-socket.feed.js';
-import { reconnectDelayMs } from './reconnect.policy.js';
+import { OneBotSocketFeed } from './onebot-socket.feed.js';
+
+/** A heartbeat may be this late (beyond twice its interval) before the connection counts as dead. */
+const HEARTBEAT_SLACK_MS = 1000;
+
+/** When the connection must be given up on: no frame for twice the announced heartbeat interval. */
+export function heartbeatDeadlineMs(intervalMs: number): number {
+  return 2 * intervalMs + HEARTBEAT_SLACK_MS;
+}
+
+interface ForwardConnection {
+  url: string;
+  socket: WebSocket | undefined;
+  retry: NodeJS.Timeout | undefined;
+  watchdog: NodeJS.Timeout | undefined;
+  failures: number;
+}
 
 /**
- * Forward WebSocket: when `ONEBOT_WS_URL` is set, ingress connects to the implementation's WebSocket server and
- * reads events from it, reconnecting with capped exponential backoff for as long as the app runs.
+ * Forward WebSocket: when `ONEBOT_WS_URL` is set (a comma list for several implementations or accounts), ingress
+ * connects to each and reads its events, reconnecting with capped exponential backoff and jitter for as long as
+ * the app runs. A heartbeat watchdog drops a connection that went silent for twice the `interval` its heartbeats
+ * announce (a half-open TCP connection never closes by itself), and the reconnect follows.
  */
 @Injectable()
 export class OneBotForwardWsClient implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('OneBotForwardWsClient');
-  private readonly url: string | undefined;
+  private readonly connections: ForwardConnection[];
   private readonly accessToken: string | undefined;
-  private socket: WebSocket | undefined;
-  private retry: NodeJS.Timeout | undefined;
-  private failures = 0;
+  private readonly maxPayload: number;
   private stopped = false;
 
   constructor(
     private readonly feed: OneBotSocketFeed,
     config: QunliConfig,
   ) {
-    this.url = config.ONEBOT_WS_URL;
     this.accessToken = config.ONEBOT_ACCESS_TOKEN;
+    this.maxPayload = config.QUNLI_INGRESS_MAX_BYTES;
+    const urls = (config.ONEBOT_WS_URL ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter((u) => u.length > 0);
+    this.connections = urls.map((url) => ({
+      url,
+      socket: undefined,
+      retry: undefined,
+      watchdog: undefined,
+      failures: 0,
+    }));
   }
 
   onApplicationBootstrap(): void {
-    if (this.url !== undefined) this.connect(this.url);
+    for (const connection of this.connections) this.connect(connection);
   }
 
-  private connect(url: string): void {
+  private connect(connection: ForwardConnection): void {
+    if (this.stopped) return;
     const headers: Record<string, string> = {};
     if (this.accessToken) headers.Authorization = `Bearer ${this.accessToken}`;
-    const socket = new WebSocket(url, { headers, maxPayload: MAX_INPUT_BYTES });
-    this.socket = socket;
+    const socket = new WebSocket(connection.url, { headers, maxPayload: this.maxPayload });
+    connection.socket = socket;
+    const arm = (ms: number): void => {
+      clearTimeout(connection.watchdog);
+      connection.watchdog = setTimeout(() => {
+        this.logger.warn(`no frame from ${connection.url} for ${ms} ms; dropping the connection`);
+        socket.terminate();
+      }, ms);
+    };
+    let deadline: number | undefined;
     socket.on('open', () => {
-      this.failures = 0;
-      this.feed.attach(socket, 'ws_forward', url);
+      connection.failures = 0;
+      this.feed.attach(socket, 'ws_forward', connection.url, {
+        selfId: 'unknown',
+        onFrame: (frame) => {
+          // Any JSON can arrive here (`null` included): only a heartbeat object sets the watchdog's deadline.
+          const heartbeat = typeof frame === 'object' && frame !== null ? (frame as Record<string, unknown>) : {};
+          if (
+            heartbeat.meta_event_type === 'heartbeat' &&
+            typeof heartbeat.interval === 'number' &&
+            heartbeat.interval > 0
+          ) {
+            deadline = heartbeatDeadlineMs(heartbeat.interval);
+          }
+          if (deadline !== undefined) arm(deadline);
+        },
+      });
     });
     socket.on('error', (error: Error) => {
       // A failed connect emits `error` and then `close`; the reconnect is scheduled there.
-      this.logger.warn(`OneBot forward WebSocket ${url}: ${error.message}`);
+      this.logger.warn(`OneBot forward WebSocket ${connection.url}: ${error.message}`);
     });
     socket.on('close', () => {
-      if (this.socket === socket) this.socket = undefined;
-      this.scheduleReconnect(url);
+      clearTimeout(connection.watchdog);
+      if (connection.socket === socket) connection.socket = undefined;
+      this.scheduleReconnect(connection);
     });
   }
 
-  private scheduleReconnect(url: string): void {
+  private scheduleReconnect(connection: ForwardConnection): void {
     if (this.stopped) return;
-    this.failures += 1;
-    const delay = reconnectDelayMs(this.failures, Math.random());
-    this.logger.log(`reconnecting to ${url} in ${delay} ms (attempt ${this.failures})`);
-    this.retry = setTimeout(() => this.connect(url), delay);
+    connection.failures += 1;
+    const delay = reconnectDelayMs(connection.failures, Math.random());
+    this.logger.log(`reconnecting to ${connection.url} in ${delay} ms (attempt ${connection.failures})`);
+    connection.retry = setTimeout(() => this.connect(connection), delay);
   }
 
   beforeApplicationShutdown(): void {
     this.stopped = true;
-    clearTimeout(this.retry);
-    this.socket?.terminate();
+    for (const connection of this.connections) {
+      clearTimeout(connection.retry);
+      clearTimeout(connection.watchdog);
+      connection.socket?.terminate();
+    }
   }
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Keyspace } from '@app/contracts';
 import { deleteKeys, testRedis, uniquePrefix } from '@app/testing';
-import type { LedgerEntry } from './send-ledger.js';
+import type { PartEntry } from './send-ledger.js';
 import { SendLedger } from './send-ledger.repository.js';
 import { SendLedgerSweeper } from './send-ledger.sweeper.js';
 
@@ -32,39 +32,36 @@ describe('SendLedger (real Redis)', () => {
     await redis.quit();
   });
 
-  it('stores entries under <actionId>:<segment> in the partition hash', async () => {
-    await ledger.write(1, 'act_x', 0, { state: 'sent', attempts: 1, onebotMessageId: '9', at: recent });
-    expect(await redis.hget(keys.sendLedger(1), 'act_x:0')).toBe(
-      JSON.stringify({ state: 'sent', attempts: 1, onebotMessageId: '9', at: recent }),
-    );
-    const [first, second] = await ledger.read(1, 'act_x', 2);
-    expect(first?.entry.state).toBe('sent');
-    expect(second).toBeUndefined();
-  });
-
-  it('compare-and-set succeeds only against what was read', async () => {
-    const sending: LedgerEntry = { state: 'sending', attempts: 1, at: recent };
-    const claimed = await ledger.compareAndSet(0, 'act_y', 0, undefined, sending);
-    expect(claimed?.entry).toEqual(sending);
-    expect(await ledger.compareAndSet(0, 'act_y', 0, undefined, sending)).toBeUndefined();
-    expect(await ledger.compareAndSet(0, 'act_y', 0, claimed, { ...sending, state: 'unknown' })).toBeDefined();
+  it('compare-and-set succeeds only against what was read, under <actionId>:<part>', async () => {
+    const sending: PartEntry = { state: 'sending', attempts: 1, at: recent };
+    const field = SendLedger.partField('act_y', 0);
+    const claimed = await ledger.compareAndSet(0, field, undefined, sending);
+    expect(claimed?.value).toEqual(sending);
+    expect(await ledger.compareAndSet(0, field, undefined, sending)).toBeUndefined();
+    expect(await ledger.compareAndSet(0, field, claimed, { ...sending, state: 'unsure' })).toBeDefined();
+    expect((await ledger.part(0, 'act_y', 0))?.value.state).toBe('unsure');
+    expect(await redis.hexists(keys.sendLedger(0), 'act_y:0')).toBe(1);
   });
 
   it('refuses to interpret a corrupt entry', async () => {
     await redis.hset(keys.sendLedger(0), 'act_z:0', 'not json');
-    await expect(ledger.read(0, 'act_z', 1)).rejects.toMatchObject({ code: 'SEND.LEDGER_CORRUPT' });
+    await expect(ledger.part(0, 'act_z', 0)).rejects.toMatchObject({ code: 'SEND.LEDGER_CORRUPT' });
   });
 
-  it('prunes old settled entries in every partition and keeps in-flight and recent ones', async () => {
-    await ledger.write(0, 'a', 0, { state: 'sent', attempts: 1, onebotMessageId: '1', at: old });
-    await ledger.write(0, 'a', 1, { state: 'unknown', attempts: 1, at: old });
-    await ledger.write(1, 'b', 0, { state: 'failed', attempts: 3, at: old });
-    await ledger.write(1, 'c', 0, { state: 'sending', attempts: 1, at: old });
-    await ledger.write(1, 'd', 0, { state: 'pending', attempts: 1, at: old });
-    await ledger.write(1, 'e', 0, { state: 'sent', attempts: 1, onebotMessageId: '2', at: recent });
+  it('prunes actions finished long ago, in every partition, and keeps unfinished and recent ones', async () => {
+    const put = (p: number, field: string, value: unknown) =>
+      redis.hset(keys.sendLedger(p), field, JSON.stringify(value));
+    await put(0, 'a:plan', { form: 'text', parts: ['x', 'y'], polished: false, at: old });
+    await put(0, 'a:0', { state: 'sent', attempts: 1, onebotMessageId: '1', at: old });
+    await put(0, 'a:1', { state: 'unknown', attempts: 1, at: old });
+    await put(0, 'a:done', { outcome: 'unknown', at: old });
+    await put(1, 'c:plan', { form: 'text', parts: ['x'], polished: false, at: old });
+    await put(1, 'c:0', { state: 'sending', attempts: 1, at: old });
+    await put(1, 'e:0', { state: 'sent', attempts: 1, onebotMessageId: '2', at: recent });
+    await put(1, 'e:done', { outcome: 'delivered', at: recent });
     const sweeper = new SendLedgerSweeper(ledger, keys);
-    expect(await sweeper.sweep(new Date(Date.now() - 60_000))).toBe(3);
-    expect((await redis.hkeys(keys.sendLedger(0))).sort()).toEqual([]);
-    expect((await redis.hkeys(keys.sendLedger(1))).sort()).toEqual(['c:0', 'd:0', 'e:0']);
+    expect(await sweeper.sweep(new Date(Date.now() - 60_000))).toBe(4);
+    expect(await redis.hkeys(keys.sendLedger(0))).toEqual([]);
+    expect((await redis.hkeys(keys.sendLedger(1))).sort()).toEqual(['c:0', 'c:plan', 'e:0', 'e:done']);
   });
 });

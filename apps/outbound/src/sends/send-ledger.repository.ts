@@ -2,16 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Keyspace, QunliError } from '@app/contracts';
 import { REDIS } from '@app/platform';
-import { LEDGER_STATES, type LedgerEntry } from './send-ledger.js';
+import { PART_STATES, SETTLED_STATES, type ActionDone, type PartEntry, type ReplyPlan } from './send-ledger.js';
 
-/** A ledger entry together with the exact stored text, the token for a compare-and-set. */
-export interface StoredEntry {
-  entry: LedgerEntry;
+/** A stored value with the exact text read, the token for a compare-and-set. */
+export interface Stored<T> {
+  value: T;
   raw: string;
 }
 
-// Replace the field only if it still holds what the caller read ('' = absent): two handlers that race on the
-// same action (a reclaimed entry while the first is still sending) cannot both start sending one segment.
+// Replace the field only if it still holds what the caller read ('' = absent): two drainers that race on the same
+// action (a lock taken over while its first holder still runs) cannot both start sending one part.
 const COMPARE_AND_SET = `
 local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if current ~= ARGV[2] then return 0 end
@@ -24,9 +24,10 @@ type CasRedis = Redis & {
 };
 
 /**
- * Outbound's send ledger in Redis: one hash per partition (`keys.sendLedger(p)`), field `<actionId>:<segment>`,
- * value JSON `{state, attempts, onebotMessageId?, at, error?, retcode?}`. Written directly (not staged with the
- * ack) because it must be durable before, and right after, the side effect it guards.
+ * Outbound's send ledger in Redis (docs/adr/0009): one hash per partition (`keys.sendLedger(p)`), fields
+ * `<actionId>:plan`, `<actionId>:<part>` and `<actionId>:done`. Transitions that are facts are written by the
+ * caller inside the MULTI that appends their event (`SendLedger.field…` + `hset`); the rest go through a
+ * compare-and-set.
  */
 @Injectable()
 export class SendLedger {
@@ -37,93 +38,116 @@ export class SendLedger {
     this.redis.defineCommand('qunliSendLedgerCas', { numberOfKeys: 1, lua: COMPARE_AND_SET });
   }
 
-  static field(actionId: string, segment: number): string {
-    return `${actionId}:${segment}`;
+  /** A part of the plan: its index, or `f` for the one forward message. */
+  static partField(actionId: string, part: number | 'f'): string {
+    return `${actionId}:${part}`;
   }
 
-  /** Entries of segments `0 … count-1` of one action, `undefined` where none was written yet. */
-  async read(partition: number, actionId: string, count: number): Promise<(StoredEntry | undefined)[]> {
-    const fields = Array.from({ length: count }, (_, i) => SendLedger.field(actionId, i));
-    const raws = await this.redis.hmget(this.keys.sendLedger(partition), ...fields);
-    return raws.map((raw, i) => (raw === null ? undefined : { raw, entry: parseEntry(raw, fields[i]!) }));
+  static planField(actionId: string): string {
+    return `${actionId}:plan`;
   }
 
-  /**
-   * Write `entry` only if the field still holds `expected` (the raw text read before, or `undefined` for absent).
-   * Returns the new stored entry, or `undefined` when someone else changed it first.
-   */
-  async compareAndSet(
+  static doneField(actionId: string): string {
+    return `${actionId}:done`;
+  }
+
+  key(partition: number): string {
+    return this.keys.sendLedger(partition);
+  }
+
+  async plan(partition: number, actionId: string): Promise<Stored<ReplyPlan> | undefined> {
+    const raw = await this.redis.hget(this.key(partition), SendLedger.planField(actionId));
+    return raw === null ? undefined : { raw, value: parse<ReplyPlan>(raw, SendLedger.planField(actionId), isPlan) };
+  }
+
+  async done(partition: number, actionId: string): Promise<ActionDone | undefined> {
+    const raw = await this.redis.hget(this.key(partition), SendLedger.doneField(actionId));
+    return raw === null
+      ? undefined
+      : parse<ActionDone>(raw, SendLedger.doneField(actionId), (v) => typeof (v as ActionDone).outcome === 'string');
+  }
+
+  async part(partition: number, actionId: string, part: number | 'f'): Promise<Stored<PartEntry> | undefined> {
+    const field = SendLedger.partField(actionId, part);
+    const raw = await this.redis.hget(this.key(partition), field);
+    return raw === null ? undefined : { raw, value: parse<PartEntry>(raw, field, isPart) };
+  }
+
+  /** Write `value` at `field` only if it still holds `expected` (the raw text read before; `undefined`: absent). */
+  async compareAndSet<T>(
     partition: number,
-    actionId: string,
-    segment: number,
-    expected: StoredEntry | undefined,
-    entry: LedgerEntry,
-  ): Promise<StoredEntry | undefined> {
-    const raw = JSON.stringify(entry);
+    field: string,
+    expected: Stored<T> | undefined,
+    value: T,
+  ): Promise<Stored<T> | undefined> {
+    const raw = JSON.stringify(value);
     const done = await (this.redis as CasRedis).qunliSendLedgerCas(
-      this.keys.sendLedger(partition),
-      SendLedger.field(actionId, segment),
+      this.key(partition),
+      field,
       expected?.raw ?? '',
       raw,
     );
-    return done === 1 ? { entry, raw } : undefined;
+    return done === 1 ? { value, raw } : undefined;
   }
 
   /**
-   * Delete settled entries (sent, failed, unknown) last written before `before`. Entries still `pending` or
-   * `sending` are kept whatever their age: they decide what a redelivery does. Returns how many were deleted.
+   * Delete the entries of actions that finished before `before` (their `done` marker is older). Unfinished actions
+   * are kept whatever their age: they decide what a restart does. Returns how many fields were deleted.
    */
   async prune(partition: number, before: Date): Promise<number> {
-    const key = this.keys.sendLedger(partition);
+    const key = this.key(partition);
     const cutoff = before.toISOString();
+    const finished = new Set<string>();
+    const fields: string[] = [];
     let cursor = '0';
-    let deleted = 0;
     do {
       const [next, flat] = await this.redis.hscan(key, cursor, 'COUNT', 500);
       cursor = next;
-      const stale: string[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
-        const entry = tryParse(flat[i + 1]!);
-        const settled = entry?.state === 'sent' || entry?.state === 'failed' || entry?.state === 'unknown';
-        if (settled && entry.at < cutoff) stale.push(flat[i]!);
+        const field = flat[i]!;
+        fields.push(field);
+        if (!field.endsWith(':done')) continue;
+        const done = tryParse(flat[i + 1]!) as Partial<ActionDone> | undefined;
+        if (typeof done?.at === 'string' && done.at < cutoff) finished.add(field.slice(0, -':done'.length));
       }
-      if (stale.length > 0) deleted += await this.redis.hdel(key, ...stale);
     } while (cursor !== '0');
+    const stale = fields.filter((field) => finished.has(field.slice(0, field.lastIndexOf(':'))));
+    let deleted = 0;
+    for (let i = 0; i < stale.length; i += 500) deleted += await this.redis.hdel(key, ...stale.slice(i, i + 500));
     return deleted;
-  }
-
-  /** Record an outcome unconditionally: what the implementation answered is the truth, whoever asked. */
-  async write(partition: number, actionId: string, segment: number, entry: LedgerEntry): Promise<StoredEntry> {
-    const raw = JSON.stringify(entry);
-    await this.redis.hset(this.keys.sendLedger(partition), SendLedger.field(actionId, segment), raw);
-    return { entry, raw };
   }
 }
 
-/** For the sweeper: an unreadable entry is left in place (the consumer reports it when it meets it). */
-function tryParse(raw: string): LedgerEntry | undefined {
+function isPart(value: unknown): boolean {
+  const entry = value as Partial<PartEntry>;
+  return PART_STATES.includes(entry.state as PartEntry['state']) && typeof entry.attempts === 'number';
+}
+
+function isPlan(value: unknown): boolean {
+  const plan = value as Partial<ReplyPlan>;
+  return (plan.form === 'text' || plan.form === 'forward') && Array.isArray(plan.parts);
+}
+
+function tryParse(raw: string): unknown {
   try {
-    return parseEntry(raw, '');
+    return JSON.parse(raw) as unknown;
   } catch {
     return undefined;
   }
 }
 
-function parseEntry(raw: string, field: string): LedgerEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    value = undefined;
+function parse<T>(raw: string, field: string, valid: (value: unknown) => boolean): T {
+  const value = tryParse(raw);
+  if (typeof value !== 'object' || value === null || !valid(value)) {
+    throw new QunliError('SEND.LEDGER_CORRUPT', `send ledger entry ${field} is unreadable`, {
+      field,
+      raw: raw.slice(0, 200),
+    });
   }
-  const entry = value as Partial<LedgerEntry> | undefined;
-  if (
-    typeof entry !== 'object' ||
-    entry === null ||
-    !LEDGER_STATES.includes(entry.state as LedgerEntry['state']) ||
-    typeof entry.attempts !== 'number'
-  ) {
-    throw new QunliError('SEND.LEDGER_CORRUPT', `send ledger entry ${field} is not a ledger entry`, { field, raw });
-  }
-  return entry as LedgerEntry;
+  return value as T;
+}
+
+/** Whether a part needs nothing more. */
+export function isSettled(entry: PartEntry | undefined): boolean {
+  return entry !== undefined && SETTLED_STATES.has(entry.state);
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { Keyspace } from '@app/contracts';
 import { SendLedger } from './send-ledger.repository.js';
 
-/** How long a settled ledger entry is kept: far longer than any redelivery or re-run of its action. */
+/** How long a finished action's ledger entries are kept: far longer than any redelivery or re-run of its action. */
 export const LEDGER_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
@@ -26,7 +26,7 @@ export class SendLedgerSweeper implements OnApplicationBootstrap, OnApplicationS
     this.timer = setInterval(() => {
       this.running ??= this.sweep(new Date(Date.now() - LEDGER_RETENTION_MS))
         .then((deleted) => {
-          if (deleted > 0) this.log.log({ message: 'pruned settled send ledger entries', deleted });
+          if (deleted > 0) this.log.log({ message: 'pruned finished send ledger entries', deleted });
         })
         .catch((error: unknown) => {
           this.log.error({ message: 'send ledger sweep failed', error: String(error) });

@@ -1,50 +1,59 @@
-import { backoffMs, stepFor, verdictFor } from './send.policy.js';
+import { backoffMs, stepFor, verdictFor, whenUnverifiable } from './send.policy.js';
 
-const at = '2025-01-01T00:00:00.000Z';
-
-describe('send policy', () => {
-  it('sends a segment never touched, and resumes one that was only ever unreachable', () => {
+describe('send policy: what each ledger state and API outcome means', () => {
+  it('sends what never went out, verifies what may have, leaves what is settled', () => {
     expect(stepFor(undefined)).toEqual({ kind: 'send', attempt: 1 });
-    expect(stepFor({ state: 'pending', attempts: 2, at })).toEqual({ kind: 'send', attempt: 3 });
-  });
-
-  it('never sends again what was sent, settled, or in flight when we crashed', () => {
-    expect(stepFor({ state: 'sent', attempts: 1, onebotMessageId: '5', at }).kind).toBe('already-sent');
-    expect(stepFor({ state: 'failed', attempts: 1, at }).kind).toBe('already-settled');
-    expect(stepFor({ state: 'unknown', attempts: 1, at }).kind).toBe('already-settled');
-    expect(stepFor({ state: 'sending', attempts: 1, at })).toEqual({ kind: 'interrupted', attempts: 1 });
-  });
-
-  it('retries only when nothing was sent, with growing backoff, and gives up after the last attempt', () => {
-    const unreachable = { kind: 'unreachable', code: 'ONEBOT.UNREACHABLE', message: 'ECONNREFUSED' } as const;
-    expect(verdictFor(unreachable, 1, { maxAttempts: 3 })).toMatchObject({ kind: 'retry', delayMs: 250 });
-    expect(verdictFor(unreachable, 2, { maxAttempts: 3 })).toMatchObject({ kind: 'retry', delayMs: 500 });
-    expect(verdictFor(unreachable, 3, { maxAttempts: 3 })).toMatchObject({
-      kind: 'failed',
-      error: { code: 'SEND.UNREACHABLE' },
+    expect(stepFor({ state: 'pending', attempts: 2, at: '' })).toEqual({ kind: 'send', attempt: 3 });
+    expect(stepFor({ state: 'sending', attempts: 1, at: '' })).toEqual({ kind: 'verify', cause: 'interrupted' });
+    expect(stepFor({ state: 'unsure', attempts: 1, at: '', cause: 'risk_control' })).toEqual({
+      kind: 'verify',
+      cause: 'risk_control',
     });
-    expect(backoffMs(20, { maxAttempts: 30 })).toBe(5000);
+    for (const state of ['sent', 'failed', 'unknown', 'dropped'] as const) {
+      expect(stepFor({ state, attempts: 1, at: '' })).toEqual({ kind: 'settled' });
+    }
   });
 
-  it('never retries an unknown or a refusal', () => {
-    const unknown = { kind: 'unknown', code: 'ONEBOT.TIMEOUT', message: 't', retcode: 1200 } as const;
-    const failed = { kind: 'failed', code: 'ONEBOT.BAD_REQUEST', message: 'b', retcode: 1400 } as const;
-    expect(verdictFor(unknown, 1, { maxAttempts: 3 })).toEqual({
-      kind: 'unknown',
-      error: { code: 'ONEBOT.TIMEOUT', message: 't' },
+  it('ok with a message id is sent; ok without one is a silent drop, to be verified', () => {
+    expect(verdictFor({ kind: 'ok', data: { message_id: -5 } }, 1, 3)).toEqual({ kind: 'sent', onebotMessageId: '-5' });
+    expect(verdictFor({ kind: 'ok', data: undefined }, 1, 3)).toMatchObject({ kind: 'unsure', cause: 'silent_drop' });
+  });
+
+  it('retcode 1200 (and 200 over HTTP) is risk control: unknown, never a plain retry', () => {
+    expect(verdictFor({ kind: 'unknown', code: 'ONEBOT.TIMEOUT', message: 't', retcode: 1200 }, 1, 3)).toMatchObject({
+      kind: 'unsure',
+      cause: 'risk_control',
       retcode: 1200,
     });
-    expect(verdictFor(failed, 1, { maxAttempts: 3 }).kind).toBe('failed');
+    expect(verdictFor({ kind: 'unknown', code: 'ONEBOT.TIMEOUT', message: 't', retcode: 200 }, 1, 3)).toMatchObject({
+      cause: 'risk_control',
+    });
+    expect(verdictFor({ kind: 'unknown', code: 'ONEBOT.CONNECTION_LOST', message: 'x' }, 1, 3)).toMatchObject({
+      kind: 'unsure',
+      cause: 'lost',
+    });
   });
 
-  it('takes the message id from a confirmation', () => {
-    expect(verdictFor({ kind: 'ok', data: { message_id: -12 } }, 1, { maxAttempts: 3 })).toEqual({
-      kind: 'sent',
-      onebotMessageId: '-12',
+  it('a refusal or an unreachable peer is retried until the attempts are used up', () => {
+    expect(verdictFor({ kind: 'failed', code: 'ONEBOT.REFUSED', message: 'x', retcode: 100 }, 2, 3)).toMatchObject({
+      kind: 'refused',
+      retryable: true,
     });
-    expect(verdictFor({ kind: 'ok', data: undefined }, 1, { maxAttempts: 3 })).toEqual({
-      kind: 'sent',
-      onebotMessageId: '',
+    expect(verdictFor({ kind: 'unreachable', code: 'ONEBOT.UNREACHABLE', message: 'x' }, 3, 3)).toMatchObject({
+      kind: 'refused',
+      retryable: false,
     });
+  });
+
+  it('when verification is impossible: a silent drop is tried again, anything else ends unknown', () => {
+    expect(whenUnverifiable('silent_drop', 1, 3)).toBe('retry');
+    expect(whenUnverifiable('silent_drop', 3, 3)).toBe('failed');
+    expect(whenUnverifiable('risk_control', 1, 3)).toBe('unknown');
+    expect(whenUnverifiable('interrupted', 1, 3)).toBe('unknown');
+  });
+
+  it('backs off 1 s → 2 s → 4 s, capped', () => {
+    expect([1, 2, 3].map((a) => backoffMs(a, 1000))).toEqual([1000, 2000, 4000]);
+    expect(backoffMs(20, 1000)).toBe(30_000);
   });
 });

@@ -1,95 +1,93 @@
 import type { ApiOutcome, SendMessageResult } from '@app/onebot';
-import type { LedgerEntry, LedgerError } from './send-ledger.js';
+import type { LedgerError, PartEntry, UnsureCause } from './send-ledger.js';
 
 /**
- * The exactly-once discipline of outbound, as decisions over the ledger. A segment is sent at most once: before
- * the API call its ledger entry says `sending`; whatever the call ends in is written right after. Anything that
- * may have reached QQ (`unknown`, or `sending` found after a crash) is never sent again: in a chat a duplicate
- * reply is worse than a missing one.
+ * The exactly-once-effective discipline of outbound (docs/adr/0009), as decisions over the ledger. Before a call a
+ * part is `sending`; an answer with a message id settles it `sent`; a definite refusal is retried with backoff up
+ * to the attempt limit; anything that may have reached QQ is verified against the implementation's recent
+ * history before it is ever sent again.
  */
 
-/** What to do with one segment given its ledger entry (`undefined`: never touched). */
-export type SegmentStep =
-  /** Nothing went out yet: call the API (this is attempt number `attempt`). */
-  | { kind: 'send'; attempt: number }
-  /** Delivered before (a redelivered action): publish its `message.sent` again from the ledger, do not send. */
-  | { kind: 'already-sent'; entry: LedgerEntry }
-  /** Settled as failed or unknown before: publish that again, do not send, stop the action here. */
-  | { kind: 'already-settled'; entry: LedgerEntry }
-  /** We crashed during the API call: it may have gone out, so it becomes unknown. */
-  | { kind: 'interrupted'; attempts: number };
+/** What to do with one part given its ledger entry (`undefined`: never touched). */
+export type PartStep = { kind: 'send'; attempt: number } | { kind: 'verify'; cause: UnsureCause } | { kind: 'settled' };
 
-export function stepFor(entry: LedgerEntry | undefined): SegmentStep {
+export function stepFor(entry: PartEntry | undefined): PartStep {
   if (entry === undefined) return { kind: 'send', attempt: 1 };
   switch (entry.state) {
     case 'pending':
       return { kind: 'send', attempt: entry.attempts + 1 };
     case 'sending':
-      return { kind: 'interrupted', attempts: entry.attempts };
+      return { kind: 'verify', cause: 'interrupted' };
+    case 'unsure':
+      return { kind: 'verify', cause: entry.cause ?? 'lost' };
     case 'sent':
-      return { kind: 'already-sent', entry };
     case 'failed':
     case 'unknown':
-      return { kind: 'already-settled', entry };
+    case 'dropped':
+      return { kind: 'settled' };
   }
 }
 
-export const INTERRUPTED: LedgerError = {
-  code: 'SEND.INTERRUPTED',
-  message: 'outbound stopped during the API call; the message may have been delivered, so it is not resent',
-};
-
-/** What one API call means for its segment. */
+/** What one API call means for its part. */
 export type AttemptVerdict =
   | { kind: 'sent'; onebotMessageId: string }
-  | { kind: 'failed'; error: LedgerError; retcode?: number }
-  | { kind: 'unknown'; error: LedgerError; retcode?: number }
-  /** Nothing was sent and attempts remain: wait `delayMs`, then try again. */
-  | { kind: 'retry'; delayMs: number; error: LedgerError };
+  /** Definitely not sent; `retryable` false when the attempts are used up. */
+  | { kind: 'refused'; error: LedgerError; retcode?: number; retryable: boolean }
+  /** May have been sent: verify first. `risk_control` also cools the group down. */
+  | { kind: 'unsure'; cause: UnsureCause; error: LedgerError; retcode?: number };
 
-export interface RetryOptions {
-  maxAttempts: number;
-  /** First backoff; doubles per attempt up to `maxDelayMs`. */
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-}
-
-export const DEFAULT_BASE_DELAY_MS = 250;
-export const DEFAULT_MAX_DELAY_MS = 5_000;
-
-export function backoffMs(attempt: number, options: RetryOptions): number {
-  const base = options.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
-  return Math.min(options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS, base * 2 ** (attempt - 1));
-}
+/** NapCat's timeout retcodes (1200 WS / 200 HTTP): usually risk control, and the message often went out anyway. */
+const RISK_CONTROL = new Set([200, 1200]);
 
 export function verdictFor(
   outcome: ApiOutcome<SendMessageResult>,
   attempt: number,
-  options: RetryOptions,
+  maxAttempts: number,
 ): AttemptVerdict {
   switch (outcome.kind) {
-    case 'ok':
-      // An implementation that confirms without an id still delivered; the id is then unknown to us.
-      return {
-        kind: 'sent',
-        onebotMessageId: outcome.data?.message_id === undefined ? '' : String(outcome.data.message_id),
-      };
-    case 'failed':
-    case 'unknown': {
-      const error = { code: outcome.code, message: outcome.message };
-      return outcome.retcode === undefined
-        ? { kind: outcome.kind, error }
-        : { kind: outcome.kind, error, retcode: outcome.retcode };
-    }
-    case 'unreachable': {
-      const error = { code: outcome.code, message: outcome.message };
-      if (attempt >= options.maxAttempts) {
+    case 'ok': {
+      const id = outcome.data?.message_id;
+      if (id === undefined || id === null || String(id) === '') {
+        // `status: ok` without a message id: a silent drop, not a success.
         return {
-          kind: 'failed',
-          error: { code: 'SEND.UNREACHABLE', message: `gave up after ${attempt} attempts: ${outcome.message}` },
+          kind: 'unsure',
+          cause: 'silent_drop',
+          error: { code: 'SEND.SILENT_DROP', message: 'the implementation answered ok without a message_id' },
         };
       }
-      return { kind: 'retry', delayMs: backoffMs(attempt, options), error };
+      return { kind: 'sent', onebotMessageId: String(id) };
+    }
+    case 'failed':
+    case 'unreachable': {
+      const error = { code: outcome.code, message: outcome.message };
+      return {
+        kind: 'refused',
+        error,
+        retryable: attempt < maxAttempts,
+        ...(outcome.retcode !== undefined && { retcode: outcome.retcode }),
+      };
+    }
+    case 'unknown': {
+      const error = { code: outcome.code, message: outcome.message };
+      const cause: UnsureCause =
+        outcome.retcode !== undefined && RISK_CONTROL.has(outcome.retcode) ? 'risk_control' : 'lost';
+      return { kind: 'unsure', cause, error, ...(outcome.retcode !== undefined && { retcode: outcome.retcode }) };
     }
   }
+}
+
+/** When verification cannot be done (no history API, or it stays unreachable): what becomes of the part. */
+export function whenUnverifiable(
+  cause: UnsureCause,
+  attempts: number,
+  maxAttempts: number,
+): 'unknown' | 'retry' | 'failed' {
+  // A silent drop is a failure (issue 5): nothing says it went out, so it is tried again within the attempt limit.
+  if (cause === 'silent_drop') return attempts < maxAttempts ? 'retry' : 'failed';
+  return 'unknown';
+}
+
+/** Exponential backoff in real milliseconds: base, 2×base, 4×base … capped at 30 s. */
+export function backoffMs(attempt: number, baseMs: number): number {
+  return Math.min(30_000, baseMs * 2 ** Math.max(0, attempt - 1));
 }

@@ -1,14 +1,14 @@
 /**
- * Cutting one reply into the chat messages outbound sends. A reply goes out whole when it fits; a longer one is
- * cut where a person would break it: at a line break, else after a sentence end, else after a pause (comma,
- * space), and only as a last resort mid-sentence, never inside a character (surrogate pair, emoji sequence).
- * The number of messages is capped so a runaway reply cannot flood a group; what does not fit goes into the last.
+ * Cutting one reply into the chat messages outbound sends, where a person would break it: at a line break, else
+ * after a sentence end, else after a pause (comma, space), and only as a last resort mid-sentence, never inside
+ * a character (surrogate pair, emoji sequence). The number of messages is capped so a runaway reply cannot flood
+ * a group; nothing is lost.
  */
 
 export interface SplitOptions {
   /** Longest message in UTF-16 code units (`QUNLI_SEND_MAX_SEGMENT_CHARS`). */
   maxChars: number;
-  /** Most messages one reply becomes; the last one takes the rest of the text. */
+  /** Most messages one reply becomes (`QUNLI_SEND_MAX_MESSAGES`). */
   maxSegments?: number;
 }
 
@@ -62,21 +62,11 @@ function chooseCut(text: string, max: number): number {
   return limit;
 }
 
-/**
- * Split `text` into at most `maxSegments` parts, each at most `maxChars` long except possibly the last (which
- * takes whatever did not fit). Whitespace at the cuts is dropped; no other character is lost or reordered. An
- * empty or blank text gives no parts.
- */
-export function splitReply(text: string, options: SplitOptions): string[] {
-  const max = options.maxChars;
-  const maxSegments = options.maxSegments ?? DEFAULT_MAX_SEGMENTS;
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxChars must be a positive integer, got ${max}`);
-  if (!Number.isInteger(maxSegments) || maxSegments < 1) {
-    throw new RangeError(`maxSegments must be a positive integer, got ${maxSegments}`);
-  }
+/** Cut one line (no line breaks) into parts of at most `max` code units: after sentence ends, else pauses. */
+function cutLine(line: string, max: number): string[] {
   const parts: string[] = [];
-  let rest = text.trim();
-  while (rest.length > max && parts.length < maxSegments - 1) {
+  let rest = line.trim();
+  while (rest.length > max) {
     const cut = chooseCut(rest, max);
     const part = rest.slice(0, cut).trimEnd();
     if (part.length > 0) parts.push(part);
@@ -86,7 +76,49 @@ export function splitReply(text: string, options: SplitOptions): string[] {
   return parts;
 }
 
-/** One message outbound will send for an action. */
+/** Join adjacent parts (the shortest pair first) until at most `maxParts` remain; nothing is dropped. */
+function capParts(parts: string[], maxParts: number, joiner: (a: string, b: string) => string): string[] {
+  const out = parts.slice();
+  while (out.length > maxParts) {
+    let best = 0;
+    for (let i = 1; i < out.length - 1; i++) {
+      if (out[i]!.length + out[i + 1]!.length < out[best]!.length + out[best + 1]!.length) best = i;
+    }
+    out.splice(best, 2, joiner(out[best]!, out[best + 1]!));
+  }
+  return out;
+}
+
+/**
+ * The reply path's splitting (oh-mai-agent `split_message`, docs/adr/0009): a reply with line breaks goes out
+ * line by line (as a person types), a line longer than `maxChars` cut after its sentence ends; a reply without
+ * line breaks goes out whole when it fits, else cut after sentence ends. At most `maxSegments` messages: past
+ * that, neighbouring messages are joined (the shortest pair first), and what still does not fit stays in the
+ * joined message, so no content is ever lost. Whitespace at the cuts is dropped, nothing else.
+ */
+export function splitReply(text: string, options: SplitOptions): string[] {
+  const max = options.maxChars;
+  const maxSegments = options.maxSegments ?? DEFAULT_MAX_SEGMENTS;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxChars must be a positive integer, got ${max}`);
+  if (!Number.isInteger(maxSegments) || maxSegments < 1) {
+    throw new RangeError(`maxSegments must be a positive integer, got ${maxSegments}`);
+  }
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+  if (lines.length === 0) return [];
+  const multiline = lines.length > 1;
+  const parts = lines.flatMap((line) => cutLine(line, max));
+  // Lines were separate messages; joined back they keep their line break. Pieces of one line join directly.
+  return capParts(parts, maxSegments, (a, b) => (multiline ? `${a}\n${b}` : `${a}${needsSpace(a, b) ? ' ' : ''}${b}`));
+}
+
+function needsSpace(a: string, b: string): boolean {
+  return /[A-Za-z0-9]$/.test(a) && /^[A-Za-z0-9]/.test(b);
+}
+
+/** One message outbound sends for an action. */
 export interface PlannedSegment {
   index: number;
   count: number;

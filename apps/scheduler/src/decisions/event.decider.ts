@@ -232,8 +232,13 @@ class Turn {
       case EventKind.SendFailed:
       case EventKind.SendUnknown:
         return this.onSendProblem(event as EventOf<'send.failed' | 'send.unknown'>);
+      case EventKind.SendDropped:
+        return this.onSendDropped(event as EventOf<'send.dropped'>);
       case EventKind.MessageRecalled:
         return this.onRecalled(event as EventOf<'message.recalled'>);
+      // Not the scheduler's to decide: its own records, other services' facts, the bot's own messages as the
+      // implementation reports them (never input), notices and requests (recorded), send verifications (followed
+      // by their `message.sent` or a resend).
       case EventKind.MessageObserved:
       case EventKind.MessageDirect:
       case EventKind.DecisionMade:
@@ -254,6 +259,10 @@ class Turn {
       case EventKind.LlmCalled:
       case EventKind.PersonaPublished:
       case EventKind.MonitorRecorded:
+      case EventKind.MessageEchoed:
+      case EventKind.NoticeReceived:
+      case EventKind.RequestReceived:
+      case EventKind.SendVerified:
         return;
     }
   }
@@ -924,6 +933,13 @@ class Turn {
     } else {
       this.end(episode, 'replied', () => `replied: delivery unconfirmed (${p.error.code})`);
     }
+  }
+
+  /** Outbound let the reply go before it went out: its trigger was recalled. */
+  private onSendDropped(event: EventOf<'send.dropped'>): void {
+    const episode = this.state.episodes[event.payload.episodeId];
+    if (!episode) return;
+    this.end(episode, 'skipped', () => `skipped: the reply was dropped before it went out (${event.payload.reason})`);
   }
 
   private onRecalled(event: EventOf<'message.recalled'>): void {

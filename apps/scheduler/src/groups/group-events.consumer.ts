@@ -72,4 +72,9 @@ export class GroupEventsConsumer {
   onSendUnknown(@Payload() event: EventEnvelope, @Ctx() ctx: StreamContext): Promise<void> {
     return this.runtime.handle(event, ctx);
   }
+
+  @EventPattern<string>(EventKind.SendDropped)
+  onSendDropped(@Payload() event: EventEnvelope, @Ctx() ctx: StreamContext): Promise<void> {
+    return this.runtime.handle(event, ctx);
+  }
 }

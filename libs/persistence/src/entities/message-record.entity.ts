@@ -5,6 +5,7 @@ import type { MessageRow } from '../projection/projection.rules.js';
 /** `messages`: what was said in each group, by people and by the bot. */
 @Entity({ name: 'messages' })
 @Index('messages_group_sent_idx', ['groupId', 'sentAt'])
+@Index('messages_group_message_idx', ['groupId', 'messageId'])
 export class MessageRecord implements MessageRow {
   @PrimaryColumn({ name: 'event_id', type: 'text', primaryKeyConstraintName: 'messages_pkey' })
   eventId!: string;
@@ -38,4 +39,8 @@ export class MessageRecord implements MessageRow {
 
   @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
   sentAt!: Date | null;
+
+  /** When the message was withdrawn (`message.recalled`), if it was. */
+  @Column({ name: 'recalled_at', type: 'timestamptz', nullable: true })
+  recalledAt!: Date | null;
 }

@@ -41,6 +41,8 @@ export interface MessageRow {
   directReason: string | null;
   fromSelf: boolean | null;
   sentAt: Date | null;
+  /** Set by `message.recalled` (when ingress knew which event carried the message). */
+  recalledAt: Date | null;
 }
 
 /** `events`: the current state of every event the scheduler decides about. */
@@ -145,7 +147,7 @@ export interface PersonaRow {
   publishedAt: Date | null;
 }
 
-export type SendState = 'requested' | 'sent' | 'failed' | 'unknown';
+export type SendState = 'requested' | 'sent' | 'failed' | 'unknown' | 'dropped';
 
 /** `sends`: the send ledger as the log tells it. `action.send` opens segment 0 (`requested`, the whole text); each
  * delivered, failed or unknown segment then records itself. */
@@ -200,6 +202,34 @@ export interface EpisodeControlRow {
   at: Date | null;
 }
 
+/** `notices`: OneBot notices (`notice.received`) and recalls (`message.recalled`). */
+export interface NoticeRow {
+  eventId: string;
+  groupId: string | null;
+  noticeType: string | null;
+  subType: string | null;
+  userId: string | null;
+  operatorId: string | null;
+  targetId: string | null;
+  messageId: string | null;
+  durationSeconds: number | null;
+  aboutSelf: boolean | null;
+  details: Record<string, string> | null;
+  reportedAt: Date | null;
+}
+
+/** `requests`: friend / group requests (`request.received`). */
+export interface RequestRow {
+  eventId: string;
+  groupId: string | null;
+  requestType: string | null;
+  subType: string | null;
+  userId: string | null;
+  comment: string | null;
+  flag: string | null;
+  reportedAt: Date | null;
+}
+
 export interface ReadModelRows {
   messages: MessageRow;
   events: EventStateRow;
@@ -219,6 +249,8 @@ export interface ReadModelRows {
   personas: PersonaRow;
   timers: TimerRow;
   episodeControls: EpisodeControlRow;
+  notices: NoticeRow;
+  requests: RequestRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -260,6 +292,8 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   personas: { key: ['version'] },
   timers: { key: ['timerId'], versioned: { version: 'phase', columns: ['state'] } },
   episodeControls: { key: ['episodeId', 'seq'] },
+  notices: { key: ['eventId'] },
+  requests: { key: ['eventId'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -307,6 +341,8 @@ export function emptyProjection(): Projection {
     personas: new Map(),
     timers: new Map(),
     episodeControls: new Map(),
+    notices: new Map(),
+    requests: new Map(),
   };
 }
 
@@ -732,7 +768,90 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.MemoryJargonLearned:
       foldMemoryEvent(event as EventOf<typeof kind>, memoryPatches(projection));
       return;
-    case EventKind.MessageRecalled:
+    case EventKind.MessageEchoed: {
+      // The bot's own message as the implementation reported it: the bot's, never input.
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'messages', {
+        eventId: event.id,
+        groupId: event.groupId,
+        messageId: p.messageId,
+        userId: p.sender.userId,
+        displayName: p.sender.displayName,
+        text: p.text,
+        segments: p.segments,
+        direct: false,
+        fromSelf: true,
+        sentAt: new Date(p.sentAt * 1000),
+      });
+      return;
+    }
+    case EventKind.MessageRecalled: {
+      const p = (event as EventOf<typeof kind>).payload;
+      const recalledAt = new Date(p.recalledAt * 1000);
+      if (p.eventId !== undefined) put(projection, 'messages', { eventId: p.eventId, recalledAt });
+      put(projection, 'notices', {
+        eventId: event.id,
+        groupId: event.groupId,
+        noticeType: p.messageType === 'group' ? 'group_recall' : 'friend_recall',
+        userId: p.userId,
+        operatorId: p.operatorId,
+        messageId: p.messageId,
+        aboutSelf: p.userId === p.selfId,
+        reportedAt: recalledAt,
+      });
+      return;
+    }
+    case EventKind.NoticeReceived: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'notices', {
+        eventId: event.id,
+        groupId: event.groupId,
+        noticeType: p.noticeType,
+        subType: p.subType ?? null,
+        userId: p.userId ?? null,
+        operatorId: p.operatorId ?? null,
+        targetId: p.targetId ?? null,
+        messageId: p.messageId ?? null,
+        durationSeconds: p.durationSeconds ?? null,
+        aboutSelf: p.aboutSelf,
+        details: p.details,
+        reportedAt: new Date(p.reportedAt * 1000),
+      });
+      return;
+    }
+    case EventKind.RequestReceived: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'requests', {
+        eventId: event.id,
+        groupId: event.groupId,
+        requestType: p.requestType,
+        subType: p.subType ?? null,
+        userId: p.userId,
+        comment: p.comment,
+        flag: p.flag,
+        reportedAt: new Date(p.reportedAt * 1000),
+      });
+      return;
+    }
+    case EventKind.SendDropped: {
+      const p = (event as EventOf<typeof kind>).payload;
+      put(projection, 'sends', {
+        actionId: p.actionId,
+        segment: p.partsSent,
+        groupId: event.groupId,
+        targetType: p.targetType,
+        targetId: p.targetId,
+        episodeId: p.episodeId,
+        triggerEventId: p.triggerEventId,
+        text: p.text,
+        state: 'dropped',
+        errorCode: 'SEND.TRIGGER_RECALLED',
+        at,
+        phase: 1,
+      });
+      return;
+    }
+    case EventKind.SendVerified:
     case EventKind.ToolResult:
       // No read model yet; event_log keeps these events for the issues that project them.
       return;

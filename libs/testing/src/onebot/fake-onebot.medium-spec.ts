@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { verifySignature, type OneBotApiResponse } from '@app/onebot';
+import { startRecordingServer, type RecordingServer } from '../recording-server.js';
 import { FakeOneBot } from './fake-onebot.js';
-import type { OneBotApiResponse } from './onebot-types.js';
-import { verifySignature } from './signature.js';
-import { startRecordingServer, type RecordingServer } from '@app/testing';
 
-const FIXTURES = join(import.meta.dirname, '../../../test/fixtures/onebot');
+const FIXTURES = join(import.meta.dirname, '../../../../test/fixtures/onebot');
 const fixture = (path: string) => JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as Record<string, unknown>;
 
 function typeShape(value: unknown): unknown {

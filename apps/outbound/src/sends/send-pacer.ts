@@ -1,0 +1,86 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { Keyspace } from '@app/contracts';
+import { Clock, QunliConfig, REDIS } from '@app/platform';
+import { SendMetrics, type WaitReason } from './send.metrics.js';
+import { globalBucket, groupBucket, TAKE_TOKEN, typingDelayMs, type Bucket } from './send-pacing.rules.js';
+import type { OutboxAddress } from './outbox.store.js';
+
+type PacerRedis = Redis & {
+  qunliTakeToken(key: string, now: number, rate: number, capacity: number, ttlMs: number): Promise<number>;
+};
+
+/** Longest single wait before the bucket is asked again (so a changed clock or config is noticed). */
+const MAX_SLICE_MS = 5_000;
+
+/**
+ * Waits until a conversation may be sent the next message: its cooldown is over, its token bucket and the
+ * deployment's have a token, and (optionally) the time to type the text has passed. Every wait is product time,
+ * counted and timed in metrics; a send waits, it is never dropped.
+ */
+@Injectable()
+export class SendPacer {
+  private readonly redis: PacerRedis;
+  private readonly group: Bucket;
+  private readonly global: Bucket;
+
+  constructor(
+    @Inject(REDIS) redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly clock: Clock,
+    private readonly metrics: SendMetrics,
+    private readonly config: QunliConfig,
+  ) {
+    this.redis = redis as PacerRedis;
+    redis.defineCommand('qunliTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
+    this.group = groupBucket(config.QUNLI_SEND_GROUP_PER_MINUTE, config.QUNLI_SEND_GROUP_BURST);
+    this.global = globalBucket(config.QUNLI_SEND_GLOBAL_PER_SECOND);
+  }
+
+  /** Wait for everything that paces a send of `text` to `address`. */
+  async beforeSend(address: OutboxAddress, text: string): Promise<void> {
+    await this.cooldownOver(address);
+    await this.token(this.keys.sendBudget(address.partition, address.conversation), this.group, 'group_budget');
+    await this.token(this.keys.sendRate, this.global, 'global_rate');
+    const typing = typingDelayMs(text, this.config.QUNLI_SEND_TYPING_CHARS_PER_SECOND);
+    if (typing > 0) await this.wait('typing', typing);
+  }
+
+  /** Pause the conversation's sends for `QUNLI_SEND_COOLDOWN_SECONDS` (after an unknown outcome). */
+  async coolDown(address: OutboxAddress): Promise<void> {
+    const seconds = this.config.QUNLI_SEND_COOLDOWN_SECONDS;
+    if (seconds <= 0) return;
+    await this.redis.set(
+      this.keys.sendCooldown(address.partition, address.conversation),
+      '1',
+      'PX',
+      this.clock.ttlMs(seconds * 1000),
+    );
+    this.metrics.cooldowns.inc();
+  }
+
+  async cooldownOver(address: OutboxAddress): Promise<void> {
+    const realMs = await this.redis.pttl(this.keys.sendCooldown(address.partition, address.conversation));
+    if (realMs > 0) await this.wait('cooldown', this.clock.product(realMs));
+  }
+
+  private async token(key: string, bucket: Bucket, reason: WaitReason): Promise<void> {
+    const ttl = this.clock.ttlMs(Math.ceil(bucket.capacity / bucket.ratePerMs) + 60_000);
+    for (;;) {
+      const waitMs = await this.redis.qunliTakeToken(key, this.clock.nowMs(), bucket.ratePerMs, bucket.capacity, ttl);
+      if (waitMs <= 0) return;
+      await this.wait(reason, Math.min(waitMs, this.clock.product(MAX_SLICE_MS)));
+    }
+  }
+
+  private async wait(reason: WaitReason, productMs: number): Promise<void> {
+    const started = performance.now();
+    this.metrics.waiting.inc({ reason });
+    try {
+      await this.clock.sleep(productMs);
+    } finally {
+      this.metrics.waiting.dec({ reason });
+      this.metrics.waits.observe({ reason }, (performance.now() - started) / 1000);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { EventKind, Keyspace } from '@app/contracts';
+import type { FeedEntry, ThinkingStatus } from './simulator.js';
+
+/** Lines of the transcript read back from the log at start. */
+const TRANSCRIPT_LINES = 500;
+
+interface MessageRow {
+  group_id: string | null;
+  message_id: string | null;
+  user_id: string | null;
+  display_name: string | null;
+  text: string | null;
+  from_self: boolean | null;
+  sent_at: Date | null;
+  recalled_at: Date | null;
+}
+
+/** The conversation key the page uses: `g:<group>` or `p:<user>`, from an event's `groupId`. */
+export function conversationKey(groupId: string): string {
+  return groupId.startsWith('private:') ? `p:${groupId.slice('private:'.length)}` : `g:${groupId}`;
+}
+
+/**
+ * The transcript so far, from the stack's `messages` read model (the log, projected): what people said and what
+ * the bot said, oldest first. A person who restarts the stack finds the conversation where it was.
+ */
+export async function loadTranscript(databaseUrl: string, selfId: string): Promise<FeedEntry[]> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    const { rows } = await client.query<MessageRow>(
+      `SELECT group_id, message_id, user_id, display_name, text, from_self, sent_at, recalled_at
+         FROM messages WHERE text IS NOT NULL ORDER BY sent_at DESC NULLS LAST LIMIT $1`,
+      [TRANSCRIPT_LINES],
+    );
+    return rows.reverse().map((row, i): FeedEntry => {
+      const conversation = row.group_id ?? '';
+      const isPrivate = conversation.startsWith('private:');
+      const bot = row.from_self === true;
+      return {
+        seq: i,
+        kind: bot ? 'bot' : 'user',
+        at: (row.sent_at ?? new Date()).toISOString(),
+        text: row.text ?? '',
+        ...(isPrivate ? { userId: conversation.slice('private:'.length) } : { groupId: conversation }),
+        ...(!bot && !isPrivate && row.user_id !== null && { userId: row.user_id }),
+        ...(!bot && row.display_name !== null && { nickname: row.display_name }),
+        ...(bot && { userId: isPrivate ? conversation.slice('private:'.length) : selfId }),
+        ...(row.message_id !== null && { messageId: row.message_id }),
+        ...(row.recalled_at !== null && { recalled: true }),
+      };
+    });
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Follows the stack's event streams for `episode.started` / `episode.completed` and reports, per conversation,
+ * whether the bot is thinking (an episode runs there). Returns the function that stops following.
+ */
+export function watchThinking(
+  redisUrl: string,
+  keys: Keyspace,
+  onChange: (status: ThinkingStatus) => void,
+): () => Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  redis.on('error', () => undefined);
+  const running = new Map<string, Set<string>>();
+  let stopped = false;
+  const ids = Array.from({ length: keys.partitions }, () => '$');
+  const streams = Array.from({ length: keys.partitions }, (_, p) => keys.stream(p));
+
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const reply = await redis.xread('COUNT', 200, 'BLOCK', 1000, 'STREAMS', ...streams, ...ids);
+        for (const [stream, entries] of reply ?? []) {
+          const p = streams.indexOf(stream);
+          for (const [id, fields] of entries) {
+            ids[p] = id;
+            const kind = fields[1];
+            if (kind !== EventKind.EpisodeStarted && kind !== EventKind.EpisodeCompleted) continue;
+            const envelope = JSON.parse(fields[fields.indexOf('e') + 1] ?? '{}') as {
+              groupId?: string | null;
+              payload?: { episodeId?: string };
+            };
+            if (!envelope.groupId || !envelope.payload?.episodeId) continue;
+            const key = conversationKey(envelope.groupId);
+            const set = running.get(key) ?? new Set<string>();
+            if (kind === EventKind.EpisodeStarted) set.add(envelope.payload.episodeId);
+            else set.delete(envelope.payload.episodeId);
+            running.set(key, set);
+            onChange({ conversation: key, thinking: set.size > 0 });
+          }
+        }
+      } catch {
+        if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
+  })();
+
+  return async () => {
+    stopped = true;
+    redis.disconnect();
+    await loop;
+  };
+}
