@@ -8,6 +8,7 @@ import { groupMessage, seg } from '../harness/onebot-events.js';
 import { loadEventFixtures, samplePayloads, type PayloadContext } from '../harness/onebot-payloads.js';
 import { OneBotPeer } from '../harness/onebot-peer.js';
 import { OneBotPoster } from '../harness/onebot-poster.js';
+import { backlogTotal, readBacklog, type Backlog } from '../harness/backlog.js';
 import { HarnessStack } from '../harness/stack.js';
 import { quiescence } from '../harness/wait.js';
 import { chaosFigures, type ChaosFigures } from './chaos.figures.js';
@@ -45,7 +46,10 @@ export interface ChaosOptions {
 }
 
 export interface ChaosReport extends ChaosFigures {
+  /** Whether the runtime went idle (no backlog, nothing moving) before the settle timeout. */
   settled: boolean;
+  /** What was left when the figures were read (0 everywhere when settled). */
+  backlog: Backlog;
   /** Messages ingress refused or that could not be delivered while it was down (not in `accepted`). */
   notTaken: number;
   postAttempts: number;
@@ -141,6 +145,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const accepted: TrafficItem[] = [];
   const report: Omit<ChaosReport, keyof ChaosFigures> = {
     settled: false,
+    backlog: { unread: 0, pending: 0, jobs: 0 },
     notTaken: 0,
     postAttempts: 0,
     disruptions: [],
@@ -215,12 +220,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await malformed;
     options.log(`traffic done: ${accepted.length} accepted, ${report.notTaken} not taken; waiting for quiescence`);
 
+    const keys = new Keyspace(stack.prefix, PARTITIONS);
     report.settled = await quiescence(
       async () => {
         const { rows } = await stack.sql.query<{ n: string }>(
           `SELECT (SELECT count(*) FROM event_log) + (SELECT count(*) FROM messages) + (SELECT count(*) FROM sends) AS n`,
         );
-        return `${rows[0]?.n} ${peer.deliveries.length} ${llm.calls.length}`;
+        // Not settled while the runtime has work left: a reader in backoff after an outage is quiet, not done.
+        const backlog = backlogTotal(await readBacklog(stack.redis, keys));
+        return `${rows[0]?.n} ${peer.deliveries.length} ${llm.calls.length} ${backlog === 0 ? 'idle' : `${backlog} ${Date.now()}`}`;
       },
       options.quietMs,
       options.settleTimeoutMs,
@@ -234,7 +242,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     report.unansweredWhy = await explainUnanswered(stack, figures.unansweredMessageIds);
     report.llmCalls = llm.calls.length;
     report.deliveries = peer.deliveries.length;
-    const keys = new Keyspace(stack.prefix, PARTITIONS);
+    report.backlog = await readBacklog(stack.redis, keys);
     for (let p = 0; p < PARTITIONS; p++) report.poison.deadLetters += await stack.redis.xlen(keys.deadLetters(p));
     await poster.close();
     return { ...figures, ...report };

@@ -83,6 +83,8 @@ function random(seed: number): () => number {
  */
 export class LlmProvider {
   readonly calls: LlmCall[] = [];
+  /** Requests the client gave up on before the answer (a provider bills those too). */
+  abandoned = 0;
   private readonly server: Server;
   private readonly closing = new AbortController();
   private readonly draw: () => number;
@@ -171,7 +173,8 @@ export class LlmProvider {
     try {
       await delay(wall, undefined, { signal: AbortSignal.any([hungUp.signal, this.closing.signal]) });
     } catch {
-      return; // the client gave up (a killed cognition) or the provider is closing: nothing to answer
+      this.abandoned += 1; // the client gave up (a killed cognition) or the provider is closing: nothing to answer
+      return;
     }
     this.calls.push({
       at: Date.now(),
