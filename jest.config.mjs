@@ -34,5 +34,10 @@ export default {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
     },
+    {
+      ...common,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.chaos-spec.ts'],
+    },
   ],
 };

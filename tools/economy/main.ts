@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { defaultGroups, generateTranscript } from './transcript.generator.js';
 import { toJsonLines } from './transcript.js';
