@@ -49,7 +49,8 @@ function hash(text: string): number {
  */
 export async function economy(options: EconomyOptions): Promise<Record<string, unknown>> {
   const transcript = parseTranscript(readFileSync(options.input, 'utf8'), options.input);
-  const selfId = String(transcript[0]!.event.self_id ?? '10001');
+  const firstSelfId = transcript[0]!.event.self_id;
+  const selfId = typeof firstSelfId === 'number' || typeof firstSelfId === 'string' ? String(firstSelfId) : '10001';
   const epoch = new Date();
   const clock = new Clock(options.speed, epoch.getTime());
   const peer = new OneBotPeer({ selfId, accessToken: TOKEN, nickname: '林小满' });

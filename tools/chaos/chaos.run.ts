@@ -176,16 +176,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await injectPoison(stack, poster, items[0]?.groupId ?? '700000', report);
 
     const killed = new Set<string>();
-    const span =
-      options.disruptions.reduce((sum, d) => sum + expectedMs(d), 0) + (options.disruptions.length + 1) * options.gapMs;
-    const rate = options.rate ?? Math.max(1, (options.messages / span) * 1000);
-    options.log(`posting at ${rate.toFixed(1)} messages/s`);
+    // The traffic is spread evenly over the phases between disruptions: it may not run ahead of its share while a
+    // disruption is pending, and each phase is paced to last about as long as its disruption.
+    const total = options.disruptions.length;
+    let completed = 0;
+    const quota = () =>
+      completed >= total ? options.messages : Math.floor((options.messages * (completed + 1)) / (total + 1));
+    const paceFor = (d: Disruption | undefined) =>
+      options.rate ?? Math.max(1, (quota() - posted) / ((options.gapMs + (d ? expectedMs(d) : 0)) / 1000));
+    let rate = paceFor(options.disruptions[0]);
     const traffic = (async () => {
-      const started = Date.now();
+      let nextAt = Date.now();
       const inFlight = new Set<Promise<void>>();
       for (const item of items) {
-        const due = started + (item.index / rate) * 1000;
-        if (due > Date.now()) await sleep(due - Date.now());
+        while (posted >= quota()) await sleep(50);
+        if (nextAt > Date.now()) await sleep(nextAt - Date.now());
+        nextAt = Math.max(nextAt, Date.now() - 1000) + 1000 / rate;
         while (inFlight.size >= 64) await Promise.race(inFlight);
         const task = poster
           .postUntilTaken(trafficEvent(item, SELF_ID, Math.floor(Date.now() / 1000)), 300_000)
@@ -208,14 +214,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     })();
     const malformed = throwMalformed(stack, peer, options, report, () => trafficDone);
 
-    for (const disruption of options.disruptions) {
+    for (const [k, disruption] of options.disruptions.entries()) {
+      rate = paceFor(disruption);
       await sleep(options.gapMs);
       const what = describeDisruption(disruption);
-      options.log(`at message ${posted}: ${what}`);
+      options.log(`at message ${posted}: ${what} (posting at ${rate.toFixed(1)}/s)`);
       const began = Date.now();
       await disrupt(stack, disruption, killed);
       report.disruptions.push({ what, atMessage: posted, seconds: Math.round((Date.now() - began) / 100) / 10 });
+      completed = k + 1;
     }
+    rate = paceFor(undefined);
     await traffic;
     await malformed;
     options.log(`traffic done: ${accepted.length} accepted, ${report.notTaken} not taken; waiting for quiescence`);

@@ -3,7 +3,7 @@ import { ConsumerGroup, Keyspace, QueueName } from '@app/contracts';
 
 /** Work the runtime still has: stream entries not yet read or not yet acknowledged, and episode jobs not done. */
 export interface Backlog {
-  /** Entries of the event streams a consumer group has not read yet (`lag`), summed over partitions and groups. */
+  /** Entries of the event streams a consumer group has not read yet, summed over partitions and groups (≤1000 each). */
   unread: number;
   /** Entries read but not acknowledged (`pending`). */
   pending: number;
@@ -25,18 +25,23 @@ export async function readBacklog(redis: Redis, keys: Keyspace): Promise<Backlog
   const backlog: Backlog = { unread: 0, pending: 0, jobs: 0 };
   const groups = new Set<string>(Object.values(ConsumerGroup));
   for (let p = 0; p < keys.partitions; p++) {
+    const stream = keys.stream(p);
     let infos: unknown[][];
+    let last: string;
     try {
-      infos = (await redis.call('XINFO', 'GROUPS', keys.stream(p))) as unknown[][];
+      infos = (await redis.call('XINFO', 'GROUPS', stream)) as unknown[][];
+      last = String(field((await redis.call('XINFO', 'STREAM', stream)) as unknown[], 'last-generated-id'));
     } catch {
       continue; // no stream yet in this partition
     }
     for (const info of infos) {
       if (!groups.has(String(field(info, 'name')))) continue;
       backlog.pending += Number(field(info, 'pending') ?? 0);
-      const lag = field(info, 'lag');
-      // Redis reports no lag when it cannot tell (after deletions); count it as unknown work.
-      backlog.unread += lag === null || lag === undefined ? 1 : Number(lag);
+      // Entries after the group's last delivered id. Not XINFO's `lag`: after a restart from the append-only file
+      // and trimming it stays stale (seen: a constant lag with every entry processed).
+      const delivered = String(field(info, 'last-delivered-id'));
+      if (delivered !== last)
+        backlog.unread += ((await redis.xrange(stream, `(${delivered}`, '+', 'COUNT', 1000)) as unknown[]).length;
     }
   }
   const queue = `${keys.bullPrefix}:${QueueName.Episodes}`;

@@ -9,12 +9,12 @@ export type AnswerClass = 'accepted' | 'rejected' | 'unavailable' | 'unstructure
 export function classifyAnswer(status: number, body: string): AnswerClass {
   if (status === 0) return 'no-answer';
   if (status >= 200 && status < 300) return 'accepted';
-  let structured = false;
+  let structured: boolean;
   try {
     const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown } };
     structured = typeof parsed.error?.code === 'string' && typeof parsed.error.message === 'string';
   } catch {
-    structured = false;
+    structured = false; // not JSON at all
   }
   if (!structured) return 'unstructured';
   if (status === 503) return 'unavailable';

@@ -66,7 +66,7 @@ function paths(value: Json, prefix: Path = [], out: Path[] = []): Path[] {
   return out;
 }
 
-function setAt(root: Record<string, unknown>, path: Path, value: Json | typeof DELETE): void {
+function setAt(root: Record<string, unknown>, path: Path, value: unknown): void {
   let node = root as Record<string | number, unknown>;
   for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
   const last = path[path.length - 1]!;

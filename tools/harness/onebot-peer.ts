@@ -70,7 +70,7 @@ export function plainText(message: unknown): string {
         case 'text':
           return typeof data.text === 'string' ? data.text : '';
         case 'at':
-          return `@${String(data.qq ?? '')}`;
+          return `@${typeof data.qq === 'string' || typeof data.qq === 'number' ? data.qq : ''}`;
         case 'reply':
           return '';
         case 'node':
@@ -214,11 +214,12 @@ export class OneBotPeer {
   }
 
   private onFrame(ws: WebSocket, data: RawData): void {
+    const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
     let frame: { action?: unknown; params?: unknown; echo?: unknown };
     try {
-      frame = JSON.parse(data.toString()) as typeof frame;
+      frame = JSON.parse(text) as typeof frame;
     } catch {
-      this.eventReplies.push(data.toString());
+      this.eventReplies.push(text);
       return;
     }
     if (typeof frame.action !== 'string') {

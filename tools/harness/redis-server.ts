@@ -106,7 +106,7 @@ export class OwnRedisServer {
         // Loading the append-only file answers LOADING until done.
         if ((await probe.ping()) === 'PONG') return;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`own redis-server on ${this.port} did not start: ${String(error)}`);
+        if (Date.now() > deadline) throw new Error(`own redis-server on ${this.port} did not start`, { cause: error });
       } finally {
         probe.disconnect();
       }
