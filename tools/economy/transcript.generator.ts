@@ -226,6 +226,8 @@ function happen(b: Builder, g: GroupState, time: number): number {
     message(b, g, t, sender, [seg.text(b.pick(LOW_INFO))]);
   } else if (roll < 0.55) {
     message(b, g, t, sender, [seg.text(b.pick(QUESTIONS))]);
+    // The bot of the original session sometimes joined in on an open question.
+    if (b.chance(0.15)) botSays(b, g, t + 5 + b.gap(10));
   } else if (roll < 0.63) {
     for (const line of b.pick(FRAGMENTS)) {
       message(b, g, t, sender, [seg.text(line)]);
