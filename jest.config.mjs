@@ -40,5 +40,10 @@ export default {
       displayName: 'observability',
       testMatch: ['<rootDir>/test/observability/**/*.prom-spec.ts'],
     },
+    {
+      ...common,
+      displayName: 'chaos',
+      testMatch: ['<rootDir>/test/chaos/**/*.chaos-spec.ts'],
+    },
   ],
 };

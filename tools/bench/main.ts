@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
+import { economy } from './economy.scenario.js';
 import { ingest } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
 import { memoryRecall } from './memory-recall.scenario.js';
@@ -23,6 +24,13 @@ const SCENARIOS: Record<string, Scenario> = {
       messages: number(flags, 'messages', 20_000),
       groups: number(flags, 'groups', 1000),
       connections: number(flags, 'connections', 64),
+    }),
+  economy: (flags) =>
+    economy({
+      input: flags.get('input') ?? 'tools/economy/sample.jsonl',
+      speed: number(flags, 'speed', 20),
+      llmLatencyMs: number(flags, 'llm-latency-ms', 900),
+      quietMs: number(flags, 'quiet-ms', 10_000),
     }),
   latency: (flags) =>
     latency({
