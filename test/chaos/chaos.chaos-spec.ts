@@ -60,11 +60,8 @@ describe('chaos (reduced): every service killed once, a freeze, a Redis restart,
     expect(report.orderViolations).toBe(0);
   });
 
-  // Skipped until the runtime-spine (#6) and cognition issues land, and #5's exactly-once sends: an @ whose episode
-  // was running when cognition was SIGKILLed waits for BullMQ's 30 s stall check, is re-run past its deadline and
-  // ends EPISODE.DEADLINE_EXCEEDED, unanswered (seen in about one run in three); and a part whose send was
-  // interrupted by the outbound kill ends send.unknown and is never resent (docs/adr/0004). The figure is printed
-  // by every run above (`unanswered`, `unansweredWhy`); enable this test once those land.
+  // An @ whose episode was running when cognition was killed is continued by another worker from its last
+  // committed step; a part whose send was interrupted is verified against the peer's history before any resend.
   it('answers every @-mention', () => {
     expect(report.unansweredWhy).toEqual({});
     expect(report.unanswered).toBe(0);

@@ -54,10 +54,21 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * The message being answered, as cognition's prompts show it: the replyer's 【当前消息】 line, the planner's
- * newest `[发言内容]`, else the last user turn (the shared double's reading of the same prompts).
+ * What is being answered, as cognition's prompts show it: the replyer's whole 【当前消息】 section (one sender's
+ * fragments, one per line, up to the next 【…】 heading), else the planner's newest `[发言内容]` or the last user
+ * turn (the shared double's reading of the same prompts).
  */
 export function currentMessage(body: ChatBody): string {
+  const turns = (body.messages ?? []).filter((m) => m.role === 'user' && typeof m.content === 'string');
+  for (const turn of [...turns].reverse()) {
+    const text = turn.content as string;
+    // The heading on a line of its own (the rules also name the section, inside a sentence).
+    const start = text.search(/(^|\n)【当前消息】\n/);
+    if (start < 0) continue;
+    const rest = text.slice(text.indexOf('【当前消息】\n', start) + '【当前消息】\n'.length);
+    const end = rest.indexOf('\n【');
+    return (end < 0 ? rest : rest.slice(0, end)).trim();
+  }
   return answeredText(body as ChatCompletionBody);
 }
 
@@ -65,9 +76,16 @@ export function currentMessage(body: ChatBody): string {
 function replyArguments(body: ChatBody, text: string): Record<string, string> {
   const reply = (body.tools ?? []).find((t) => t.function?.name === 'reply');
   const properties = (reply?.function?.parameters as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return properties && 'msg_id' in properties
-    ? { msg_id: newestMessageId(body as ChatCompletionBody) ?? '0' }
-    : { text };
+  return properties && 'msg_id' in properties ? { msg_id: turnMessageId(body) ?? '0' } : { text };
+}
+
+/** The message the planner is asked to handle ("这次轮到你处理的是 [msg_id]…"), as a cooperative model answers it. */
+function turnMessageId(body: ChatBody): string | undefined {
+  for (const m of [...(body.messages ?? [])].reverse()) {
+    const found = typeof m.content === 'string' ? /轮到你处理的是 \[msg_id\](\S+) 这条消息/.exec(m.content) : null;
+    if (found) return found[1];
+  }
+  return newestMessageId(body as ChatCompletionBody);
 }
 
 /** Deterministic PRNG (mulberry32). */

@@ -276,6 +276,22 @@ describe('event decider', () => {
     );
   });
 
+  it('retries an episode that ran out of time (a worker died mid-episode) once, within the event deadline', () => {
+    const s = new Scenario(undefined, { ...SETTINGS, debounceDirectMs: 0 });
+    const ask = message('alice', '@bot 在吗', { direct: 'at' });
+    const episodeId = episodeIdFor(ask.id);
+    s.given(ask, started(episodeId));
+    s.when(
+      completed(episodeId, 'failed', T0 + 61_000, { code: 'EPISODE.DEADLINE_EXCEEDED', message: 'past its deadline' }),
+    ).then((effects) => {
+      expect(finalStates(effects)[ask.id]).toBe('snoozed');
+      expect(ofType(effects, 'timerSet')[0]!.timer).toMatchObject({ purpose: 'retry' });
+    });
+    s.when(fired(s.timer('retry'))).then((effects) => {
+      expect(ofType(effects, 'episodeOffered')[0]!.episode).toMatchObject({ id: `${episodeId}-a2`, attempt: 2 });
+    });
+  });
+
   it('drops a debouncing message that was recalled, and cancels a running episode whose trigger was recalled', () => {
     const s = new Scenario();
     const ask = message('alice', '@bot 发错了', { direct: 'at' });

@@ -51,8 +51,12 @@ export interface DecideContext {
   messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>;
 }
 
-/** Model failures worth another attempt: the model or the network was unavailable, not the answer unusable. */
-const RETRYABLE_CODES = new Set(['LLM.TIMEOUT', 'LLM.UNREACHABLE', 'LLM.HTTP_ERROR']);
+/**
+ * Failures worth another attempt, within the event's own deadline: the model or the network was unavailable, or
+ * the episode ran out of time — a slow model, or a worker that died mid-episode and whose job waited for its lock
+ * to expire — not that the answer was unusable.
+ */
+const RETRYABLE_CODES = new Set(['LLM.TIMEOUT', 'LLM.UNREACHABLE', 'LLM.HTTP_ERROR', 'EPISODE.DEADLINE_EXCEEDED']);
 
 export function batchKey(thread: string, senderId: string): string {
   return `${thread}\u0000${senderId}`;
