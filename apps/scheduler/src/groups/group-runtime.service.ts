@@ -189,8 +189,11 @@ export class GroupRuntime {
           episodeId: spec.episodeId,
         });
       }
+      // The continuation sees the group as it is now: what was said while the episode waited (cognition's
+      // contract: a resumed episode takes in the messages that came meanwhile).
       return EpisodeJob.create({
         ...start,
+        context: await window(),
         mode: 'resume',
         deadline,
         controlSeq: spec.controlSeq,
