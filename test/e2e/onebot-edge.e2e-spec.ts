@@ -211,6 +211,15 @@ describe('OneBot edge: five apps, a NapCat peer on a reverse WebSocket only', ()
       expect((recalled.payload as { eventId?: string }).eventId).toBe(trigger.id);
       await sleep(7000);
       expect(sendsTo('30103')).toHaveLength(0);
+      // The scheduler cancelled the episode and cognition stopped it: nothing more is spent on a withdrawn message.
+      const log = await events('30103');
+      const commands = log
+        .filter((e) => e.kind === EventKind.EpisodeControl)
+        .map((e) => (e.payload as { command: string }).command);
+      expect(commands).toContain('cancel');
+      const completed = log.find((e) => e.kind === EventKind.EpisodeCompleted);
+      expect((completed?.payload as { outcome?: string } | undefined)?.outcome).toBe('cancelled');
+      expect(log.some((e) => e.kind === EventKind.ActionSend)).toBe(false);
     } finally {
       llm.latencyMs = 0;
     }
