@@ -1,3 +1,6 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { flattenValidationErrors } from './envelope.js';
 import type { SenderRole } from './message.js';
 
 /*
@@ -118,3 +121,21 @@ export interface PromptContextProvider {
  */
 export const TOOL_PROVIDERS = 'qunli:tool-providers';
 export const PROMPT_CONTEXT_PROVIDERS = 'qunli:prompt-context-providers';
+
+/**
+ * Check a model's tool arguments against a class-validator class (the tool's argument class): the typed value, or
+ * every bad field as `path: message`. Unknown fields are refused, so a model cannot smuggle in a `group_id`.
+ */
+export function validateToolArgs<A extends object>(
+  cls: new () => A,
+  args: unknown,
+): { ok: true; value: A } | { ok: false; errors: string[] } {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return { ok: false, errors: ['arguments must be an object'] };
+  }
+  const value = plainToInstance(cls, args);
+  const errors = flattenValidationErrors(
+    validateSync(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true }),
+  );
+  return errors.length > 0 ? { ok: false, errors: errors.map((e) => `${e.path}: ${e.message}`) } : { ok: true, value };
+}

@@ -1,9 +1,8 @@
-import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
 import {
   EndActionArgs,
   QunliError,
   ReplyActionArgs,
+  validateToolArgs,
   WaitActionArgs,
   type EpisodeControlPayload,
   type EpisodeEndCause,
@@ -194,20 +193,6 @@ export function parseArguments(
   }
 }
 
-function fieldErrors(errors: ValidationError[]): string[] {
-  return errors.flatMap((e) => (e.constraints ? [`${e.property}: ${Object.values(e.constraints).join(', ')}`] : []));
-}
-
-/** Validate plain arguments against an argument class, refusing unknown fields (a `group_id` smuggled in). */
-export function validateArgs<T extends object>(
-  cls: new () => T,
-  value: Record<string, unknown>,
-): { ok: true; value: T } | { ok: false; errors: string[] } {
-  const instance = plainToInstance(cls, value);
-  const errors = fieldErrors(validateSync(instance, { whitelist: true, forbidNonWhitelisted: true }));
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: instance };
-}
-
 function invalid(call: ToolCall | null, reason: InvalidReason, message: string, hint: string): PlannerDecision {
   return { kind: 'invalid', call, reason, message, hint };
 }
@@ -244,7 +229,7 @@ export function decidePlannerAnswer(
     );
   switch (call.name) {
     case 'reply': {
-      const args = validateArgs(ReplyActionArgs, parsed.value);
+      const args = validateToolArgs(ReplyActionArgs, parsed.value);
       if (!args.ok) return bad(args.errors);
       const target = history.find(
         (e): e is ChatLine => e.kind === 'message' && e.messageId === args.value.msg_id && !e.fromSelf,
@@ -260,13 +245,13 @@ export function decidePlannerAnswer(
       return { kind: 'reply', call, args: args.value, target };
     }
     case 'wait': {
-      const args = validateArgs(WaitActionArgs, parsed.value);
+      const args = validateToolArgs(WaitActionArgs, parsed.value);
       return args.ok ? { kind: 'wait', call, args: args.value } : bad(args.errors);
     }
     case 'no_action':
     case 'observe':
     case 'finish': {
-      const args = validateArgs(EndActionArgs, parsed.value);
+      const args = validateToolArgs(EndActionArgs, parsed.value);
       if (!args.ok) return bad(args.errors);
       return { kind: 'end', call, action: call.name, reason: args.value.reason ?? call.name };
     }

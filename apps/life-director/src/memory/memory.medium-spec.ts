@@ -303,7 +303,7 @@ describe('memory', () => {
     expect(byName.ok).toBe(true);
     const outcome = await profile.execute(byName.ok ? byName.value : (undefined as never), context(GROUP_A, LI.userId));
     expect(outcome.text).toContain('喜欢的食物（喜好）：火锅');
-    expect(profile.validate({ user_id: 'abc' })).toEqual({ ok: false, errors: ['user_id must be a QQ number'] });
+    expect(profile.validate({ user_id: 'abc' })).toEqual({ ok: false, errors: ['user_id: must be a QQ number'] });
 
     const search = tools.get('query_memory')!;
     const args = search.validate({ query: '谁要去北京面试' });

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import type { Tool, ToolContext, ToolOutcome } from '@app/contracts';
+import { validateToolArgs, type Tool, type ToolContext, type ToolOutcome } from '@app/contracts';
 import { MemoryRetrieval } from '../retrieval/memory-retrieval.service.js';
-import { MEMORY_TOOL_DEFAULTS, validateArgs } from './tool-args.js';
+import { MEMORY_TOOL_DEFAULTS } from './tool-args.js';
 
 export class QueryJargonArgs {
   @IsString()
@@ -35,7 +35,7 @@ export class QueryJargonTool implements Tool<QueryJargonArgs> {
   constructor(private readonly retrieval: MemoryRetrieval) {}
 
   validate(args: unknown): ReturnType<Tool<QueryJargonArgs>['validate']> {
-    return validateArgs(QueryJargonArgs, args);
+    return validateToolArgs(QueryJargonArgs, args);
   }
 
   async execute(args: QueryJargonArgs, context: ToolContext): Promise<ToolOutcome> {

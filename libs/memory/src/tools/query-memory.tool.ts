@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import type { Tool, ToolContext, ToolOutcome } from '@app/contracts';
+import { validateToolArgs, type Tool, type ToolContext, type ToolOutcome } from '@app/contracts';
 import { MemoryRetrieval } from '../retrieval/memory-retrieval.service.js';
-import { MEMORY_TOOL_DEFAULTS, validateArgs } from './tool-args.js';
+import { MEMORY_TOOL_DEFAULTS } from './tool-args.js';
 
 export class QueryMemoryArgs {
   @IsString()
@@ -44,7 +44,7 @@ export class QueryMemoryTool implements Tool<QueryMemoryArgs> {
   constructor(private readonly retrieval: MemoryRetrieval) {}
 
   validate(args: unknown): ReturnType<Tool<QueryMemoryArgs>['validate']> {
-    return validateArgs(QueryMemoryArgs, args);
+    return validateToolArgs(QueryMemoryArgs, args);
   }
 
   async execute(args: QueryMemoryArgs, context: ToolContext): Promise<ToolOutcome> {

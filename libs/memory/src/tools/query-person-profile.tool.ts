@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import type { Tool, ToolContext, ToolOutcome } from '@app/contracts';
+import { validateToolArgs, type Tool, type ToolContext, type ToolOutcome } from '@app/contracts';
 import { MemoryRetrieval } from '../retrieval/memory-retrieval.service.js';
 import { PeopleRepository } from '../stores/people.repository.js';
-import { MEMORY_TOOL_DEFAULTS, validateArgs } from './tool-args.js';
+import { MEMORY_TOOL_DEFAULTS } from './tool-args.js';
 
 export class QueryPersonProfileArgs {
   @IsOptional()
@@ -45,7 +45,7 @@ export class QueryPersonProfileTool implements Tool<QueryPersonProfileArgs> {
   ) {}
 
   validate(args: unknown): ReturnType<Tool<QueryPersonProfileArgs>['validate']> {
-    return validateArgs(QueryPersonProfileArgs, args);
+    return validateToolArgs(QueryPersonProfileArgs, args);
   }
 
   async execute(args: QueryPersonProfileArgs, context: ToolContext): Promise<ToolOutcome> {

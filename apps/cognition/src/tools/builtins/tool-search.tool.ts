@@ -1,6 +1,5 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
-import type { Tool, ToolContext, ToolOutcome, ToolPermission } from '@app/contracts';
-import { validateArgs } from '../../episodes/episode.machine.js';
+import { validateToolArgs, type Tool, type ToolContext, type ToolOutcome, type ToolPermission } from '@app/contracts';
 import type { ToolRegistry } from '../tool.registry.js';
 
 class ToolSearchArgs {
@@ -47,7 +46,7 @@ export function toolSearchTool(registry: ToolRegistry): Tool<ToolSearchArgs> {
     maxRetries: 0,
     requiresConfirmation: false,
     source: 'builtin',
-    validate: (args) => validateArgs(ToolSearchArgs, (args ?? {}) as Record<string, unknown>),
+    validate: (args) => validateToolArgs(ToolSearchArgs, args ?? {}),
     async execute(args, context): Promise<ToolOutcome> {
       const found = registry.search(args.query, args.limit ?? 5, permissionOf(context.senderRole));
       if (found.length === 0)

@@ -1,7 +1,6 @@
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import type { MessageSegment, Tool, ToolOutcome } from '@app/contracts';
+import { validateToolArgs, type MessageSegment, type Tool, type ToolOutcome } from '@app/contracts';
 import { renderPlainText, type OneBotHttpApi, type OneBotMessage } from '@app/onebot';
-import { validateArgs } from '../../episodes/episode.machine.js';
 
 class ViewComplexMessageArgs {
   @IsString()
@@ -75,7 +74,7 @@ export function viewComplexMessageTool(
     maxRetries: 1,
     requiresConfirmation: false,
     source: 'builtin',
-    validate: (args) => validateArgs(ViewComplexMessageArgs, (args ?? {}) as Record<string, unknown>),
+    validate: (args) => validateToolArgs(ViewComplexMessageArgs, args ?? {}),
     async execute(args, context): Promise<ToolOutcome> {
       const forwardId = forwardIdOf(await segmentsOf(context.episodeId, context.groupId, args.msg_id));
       if (!forwardId) {
