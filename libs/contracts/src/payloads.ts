@@ -50,6 +50,27 @@ export class StateTransition {
 export const DECISION_OUTCOMES = ['deliberate', 'skip', 'snooze', 'expire'] as const;
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 
+export const KEYWORD_SCOPES = ['global', 'group', 'thread', 'persona', 'activity', 'game'] as const;
+/** Where a keyword term applies: everywhere, one group, one thread, the persona, an activity, a game or tool. */
+export type KeywordScope = (typeof KEYWORD_SCOPES)[number];
+
+/** One lexicon term that matched a decided event's text. */
+export class DecisionKeywordHit {
+  @IsString()
+  @MaxLength(128)
+  termId!: string;
+
+  @IsString()
+  @MaxLength(64)
+  term!: string;
+
+  @IsIn(KEYWORD_SCOPES)
+  scope!: KeywordScope;
+
+  @IsNumber()
+  weight!: number;
+}
+
 /** `decision.made`: what the scheduler decided about one event and why. */
 export class DecisionPayload {
   @IsString()
@@ -69,6 +90,18 @@ export class DecisionPayload {
   @IsOptional()
   @IsString()
   episodeId?: string;
+
+  /** The thread the event was linked to (attention), when it has one. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  threadId?: string;
+
+  /** The lexicon terms that hit the event's text, so keyword feedback can follow hit → episode → reply. */
+  @IsOptional()
+  @ValidateNested({ each: true })
+  @Type(() => DecisionKeywordHit)
+  keywordHits?: DecisionKeywordHit[];
 
   @ValidateNested({ each: true })
   @Type(() => StateTransition)
