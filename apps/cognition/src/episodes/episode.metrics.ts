@@ -1,8 +1,12 @@
 import { LONG_SECONDS_BUCKETS, type Metrics } from '@app/platform';
 
+/** Label values known in advance are exported at 0 from the start, so dashboards show a series before the first. */
+export const WAIT_CAUSES = ['wait', 'tool'] as const;
+export const INTERRUPT_EFFECTS = ['aborted_planner', 'merged_after'] as const;
+
 /** Every metric of the slow plane, created once per registry (Metrics shares them by name). */
 export function episodeMetrics(metrics: Metrics) {
-  return {
+  const created = {
     episodes: metrics.counter({
       name: 'qunli_episodes_total',
       help: 'Episodes finished, by outcome (replied, no_reply, failed, cancelled, superseded) and what ended them',
@@ -59,6 +63,9 @@ export function episodeMetrics(metrics: Metrics) {
       buckets: LONG_SECONDS_BUCKETS,
     }),
   };
+  for (const cause of WAIT_CAUSES) created.waits.inc({ cause }, 0);
+  for (const effect of INTERRUPT_EFFECTS) created.interrupts.inc({ effect }, 0);
+  return created;
 }
 
 export type EpisodeMetrics = ReturnType<typeof episodeMetrics>;

@@ -57,6 +57,8 @@ export class SendPacer {
       this.clock.ttlMs(seconds * 1000),
     );
     this.metrics.cooldowns.inc();
+    const now = this.clock.nowMs();
+    this.metrics.cooldownSpells.start(address.conversation, now, now + seconds * 1000);
   }
 
   async cooldownOver(address: OutboxAddress): Promise<void> {

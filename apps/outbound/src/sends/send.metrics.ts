@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { LONG_SECONDS_BUCKETS, Metrics, SHORT_SECONDS_BUCKETS } from '@app/platform';
+import { Clock, LONG_SECONDS_BUCKETS, Metrics, SHORT_SECONDS_BUCKETS } from '@app/platform';
+import { CooldownSpells } from './cooldown-spells.js';
 
-export type WaitReason = 'cooldown' | 'group_budget' | 'global_rate' | 'typing' | 'order';
+export const WAIT_REASONS = ['cooldown', 'group_budget', 'global_rate', 'typing', 'order'] as const;
+export type WaitReason = (typeof WAIT_REASONS)[number];
 
 /** Every outbound metric, in one place so the names match the dashboards. */
 @Injectable()
@@ -16,8 +18,11 @@ export class SendMetrics {
   readonly cooldowns;
   readonly verifications;
   readonly queued;
+  /** Conversations in a send cooldown right now (this process's), read by the two cooldown gauges. */
+  readonly cooldownSpells = new CooldownSpells();
 
-  constructor(metrics: Metrics) {
+  constructor(metrics: Metrics, clock: Clock) {
+    const spells = this.cooldownSpells;
     this.sends = metrics.counter({
       name: 'qunli_sends_total',
       help: 'Message parts by outcome: sent, failed, unknown (verification impossible), dropped (trigger recalled)',
@@ -49,9 +54,26 @@ export class SendMetrics {
       help: 'Sends waiting right now, by reason',
       labelNames: ['reason'],
     });
+    // Every reason is exported from the start (at 0), so a dashboard and the long-cooldown alert see a series
+    // before the first send ever waits.
+    for (const reason of WAIT_REASONS) this.waiting.set({ reason }, 0);
     this.cooldowns = metrics.counter({
       name: 'qunli_send_cooldowns_total',
       help: 'Conversations put into a send cooldown after an unknown outcome (NapCat 1200: risk control)',
+    });
+    metrics.gauge({
+      name: 'qunli_send_cooldown_conversations',
+      help: 'Conversations (groups and private chats) whose sends are paused by a cooldown right now, in this process',
+      collect() {
+        this.set(spells.current(clock.nowMs()).conversations);
+      },
+    });
+    metrics.gauge({
+      name: 'qunli_send_cooldown_longest_seconds',
+      help: 'The longest unbroken cooldown spell running now (product seconds): repeated risk-control refusals extend it',
+      collect() {
+        this.set(spells.current(clock.nowMs()).longestMs / 1000);
+      },
     });
     this.verifications = metrics.counter({
       name: 'qunli_send_verifications_total',
