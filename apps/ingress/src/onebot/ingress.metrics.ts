@@ -21,6 +21,7 @@ export class IngressMetrics {
   private readonly unknownSegments;
   private readonly unavailable;
   private readonly deadLettered;
+  private readonly repaired;
 
   constructor(metrics: Metrics) {
     this.received = metrics.counter({
@@ -62,6 +63,14 @@ export class IngressMetrics {
       help: 'Refused OneBot inputs written to the ingress dead-letter stream, by reason',
       labelNames: ['reason'],
     });
+    this.repaired = metrics.counter({
+      name: 'qunli_ingress_repaired_strings_total',
+      help: 'Strings of accepted inputs whose lone UTF-16 surrogates were replaced with U+FFFD',
+    });
+  }
+
+  countRepaired(strings: number): void {
+    this.repaired.inc(strings);
   }
 
   countReceived(transport: Transport, postType: PostType | 'other'): void {

@@ -656,3 +656,21 @@ describe('OneBot event normaliser: direct detection and hard rules (issue 5)', (
     expect(message.payload.segments[3]).toEqual({ type: 'newthing', data: { x: '{"y":1}' } });
   });
 });
+
+describe('text with a lone surrogate', () => {
+  it('is accepted with U+FFFD in its place, counted, and serialises to JSON that Redis and Postgres take', () => {
+    const input = fixture('message-group/at-only-with-group-name-napcat.json');
+    const segments = [...(input.message as unknown[]), { type: 'text', data: { text: ' 半个表情\ud83d' } }];
+    const result = normalise({
+      ...input,
+      message: segments,
+      raw_message: `${String(input.raw_message)} 半个表情\ud83d`,
+    });
+    if (!('accept' in result)) throw new Error(`expected accept, got ${JSON.stringify(result)}`);
+    const payload = result.accept.payload as MessagePayload;
+    expect(result.repairedStrings).toBeGreaterThanOrEqual(2);
+    expect(payload.text).toContain('半个表情\ufffd');
+    expect(JSON.stringify(eventFor(result.accept, new Date(0))).isWellFormed()).toBe(true);
+    expect(JSON.stringify(payload)).not.toMatch(/\\ud[89ab]/i);
+  });
+});

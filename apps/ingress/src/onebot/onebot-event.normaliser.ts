@@ -3,6 +3,7 @@ import { isRecord, readId, readTime, Rejection, reject, shown } from './onebot-f
 import type { Accepted, ConnectionSignal, Normalised, NormaliserSettings } from './onebot-input.js';
 import { normaliseMessage } from './onebot-message.normaliser.js';
 import { normaliseNotice, normaliseRequest } from './onebot-notice.normaliser.js';
+import { wellFormed } from './well-formed.rules.js';
 
 export { REJECT_REASONS, type PayloadProblem, type RejectReason } from './onebot-fields.rules.js';
 export * from './onebot-input.js';
@@ -75,7 +76,11 @@ function decide(input: unknown, settings: NormaliserSettings): Normalised {
 
 export function normaliseOneBotEvent(input: unknown, settings: NormaliserSettings): Normalised {
   try {
-    return decide(input, settings);
+    const decision = decide(input, settings);
+    if (!('accept' in decision)) return decision;
+    const { value: payload, repaired } = wellFormed(decision.accept.payload);
+    if (repaired === 0) return decision;
+    return { accept: { ...decision.accept, payload } as Accepted, repairedStrings: repaired };
   } catch (error) {
     if (error instanceof Rejection) return { reject: error.problem };
     throw error;

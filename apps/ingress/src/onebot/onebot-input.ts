@@ -86,4 +86,7 @@ export interface ConnectionSignal {
 }
 
 export type Normalised =
-  { accept: Accepted } | { ignore: IgnoreReason; signal?: ConnectionSignal } | { reject: PayloadProblem };
+  /** `repairedStrings`: strings whose lone surrogates were replaced (well-formed.rules.ts). */
+  | { accept: Accepted; repairedStrings?: number }
+  | { ignore: IgnoreReason; signal?: ConnectionSignal }
+  | { reject: PayloadProblem };

@@ -98,6 +98,7 @@ export class OneBotIntake {
       return { status: 'ignored', reason: decision.ignore };
     }
     if ('reject' in decision) return this.reject(decision.reject, transport, options);
+    if (decision.repairedStrings) this.metrics.countRepaired(decision.repairedStrings);
 
     // While the connection is being re-established ioredis would queue the append; an HTTP caller gets its answer
     // now instead, and retries. A first connect in progress is worth the wait.
