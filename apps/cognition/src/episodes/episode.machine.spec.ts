@@ -6,6 +6,7 @@ import {
   controlEffect,
   decidePlannerAnswer,
   effectiveRole,
+  followUpsOf,
   interruptible,
   limitReached,
   mergeMessages,
@@ -236,5 +237,22 @@ describe('episode state machine', () => {
   it('lets a wait run only until the deadline', () => {
     expect(waitFits(state(), NOW, 30)).toEqual({ ok: true, maxSeconds: 59 });
     expect(waitFits(state(), NOW + 50_000, 30)).toEqual({ ok: false, maxSeconds: 9 });
+  });
+});
+
+describe('followUpsOf', () => {
+  it('is what the answered person said after the target and the episode took in, not others or background', () => {
+    const lines = [
+      line('100'),
+      line('101', '20002'),
+      line('102'),
+      line('103', '20001', { fromSelf: true }),
+      line('104'),
+    ];
+    const taken = mergeMessages(state({ history: [], addressees: [] }), lines).state;
+    const withoutBackground = { ...taken, addressees: taken.addressees.filter((a) => a.messageId !== '104') };
+    expect(followUpsOf(withoutBackground, line('100')).map((l) => l.messageId)).toEqual(['102']);
+    expect(followUpsOf(taken, line('102')).map((l) => l.messageId)).toEqual(['104']);
+    expect(followUpsOf(taken, line('999'))).toEqual([]);
   });
 });

@@ -267,3 +267,15 @@ export function waitFits(state: EpisodeState, nowMs: number, seconds: number): {
   const maxSeconds = Math.floor((Date.parse(state.deadline) - nowMs) / 1000) - 1;
   return { ok: seconds <= maxSeconds, maxSeconds: Math.max(0, maxSeconds) };
 }
+
+/**
+ * What the answered person said after `target` while the episode ran (messages taken in by an interrupt): part of
+ * what the reply answers, not background, so a question added while the bot was thinking is not ignored.
+ */
+export function followUpsOf(state: EpisodeState, target: ChatLine): ChatLine[] {
+  const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
+  const at = lines.findIndex((l) => l.messageId === target.messageId);
+  if (at < 0) return [];
+  const answered = new Set(state.addressees.map((a) => a.messageId));
+  return lines.slice(at + 1).filter((l) => !l.fromSelf && l.userId === target.userId && answered.has(l.messageId));
+}

@@ -43,6 +43,7 @@ import {
   decidePlannerAnswer,
   effectiveRole,
   interruptible,
+  followUpsOf,
   limitReached,
   MAX_CORRECTIONS,
   mergeMessages,
@@ -656,6 +657,7 @@ export class EpisodeRunner {
       selfId: run.state.trigger.payload.selfId,
       target: targetPayload,
       fragments,
+      followUps: followUpsOf(run.state, target).map((line) => this.payloadOf(run, line)),
       context: backgroundOf(run.state, target),
       sections: run.sections,
       replyArgs: {

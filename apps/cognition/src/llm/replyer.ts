@@ -17,6 +17,8 @@ export interface ReplyRequest {
   /** The one message answered, with the same sender's fragments answered with it. */
   target: MessagePayload;
   fragments: MessagePayload[];
+  /** What the same sender said after `target` while the episode ran, oldest first. */
+  followUps?: MessagePayload[];
   context: ContextMessage[];
   sections: ProvidedSections;
   replyArgs: { msg_id: string; quote?: boolean; intent?: string };
@@ -71,6 +73,7 @@ export class Replyer {
       groupId: request.groupId,
       trigger: request.target,
       fragments: request.fragments,
+      ...(request.followUps?.length ? { followUps: request.followUps } : {}),
       context: request.context,
       activity: null,
       sections: request.sections,

@@ -163,4 +163,29 @@ describe('replyer prompt', () => {
     expect(current).toContain('先问一句');
     expect(current).not.toContain('别人的话');
   });
+
+  it('shows what the same sender added while the bot was thinking after the answered message, as part of it', () => {
+    const messages = buildReplyerPrompt({
+      persona: effectivePersona(persona, '30001'),
+      groupId: '30001',
+      trigger,
+      followUps: [
+        { ...trigger, messageId: '9001', text: '对了还有一件事', sentAt: NOON + 90 },
+        {
+          ...trigger,
+          messageId: '9002',
+          text: '插一句',
+          sentAt: NOON + 91,
+          sender: { ...trigger.sender, userId: '2' },
+        },
+      ],
+      context: [],
+      activity: null,
+      now: new Date((NOON + 95) * 1000),
+    });
+    const text = messages.map((m) => m.content).join('\n');
+    const current = text.slice(text.indexOf(SECTION.current), text.indexOf(SECTION.rules));
+    expect(current.indexOf('对了还有一件事')).toBeGreaterThan(current.indexOf(trigger.text));
+    expect(current).not.toContain('插一句');
+  });
 });

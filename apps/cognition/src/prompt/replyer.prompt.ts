@@ -38,6 +38,8 @@ export interface EpisodePromptInput {
   trigger: MessagePayload;
   /** Earlier messages of the same sender answered together with `trigger` (debounced fragments), oldest first. */
   fragments?: MessagePayload[];
+  /** Messages of the same sender after the trigger, taken in while the episode ran, oldest first. */
+  followUps?: MessagePayload[];
   /** Messages before the trigger, oldest first. */
   context: ContextMessage[];
   activity: ActivityView | null;
@@ -115,6 +117,14 @@ export function buildReplyerPrompt(input: EpisodePromptInput): ChatMessage[] {
           ),
         ),
       ...currentLines(input.trigger, timezone),
+      ...(input.followUps ?? [])
+        .filter((f) => f.sender.userId === input.trigger.sender.userId)
+        .map((f) =>
+          messageLine(
+            { sentAt: f.sentAt, displayName: f.sender.displayName, userId: f.sender.userId, text: f.text },
+            timezone,
+          ),
+        ),
     ]),
   );
   const rules = RULES.map((rule, i) => `${i + 1}. ${rule}`);
