@@ -2,7 +2,7 @@ import type { EffectivePersona, PersonaPolicy } from './persona-policy.js';
 
 /**
  * The persona as one group sees it: the group's overrides replace the base values field by field (lists are
- * replaced, not merged). `null` (a private chat or the bot's own life line) gives the base persona.
+ * replaced, not merged; `attention` is merged key by key). `null` (a private chat or the bot's own life line) gives the base persona.
  */
 export function effectivePersona(policy: PersonaPolicy, groupId: string | null): EffectivePersona {
   const { groupOverrides, ...base } = policy;
@@ -11,6 +11,10 @@ export function effectivePersona(policy: PersonaPolicy, groupId: string | null):
   const { notes, ...rest } = override;
   const changed = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   const effective: EffectivePersona = { ...base, ...changed };
+  if (base.attention || override.attention) {
+    const weights = { ...base.attention?.weights, ...override.attention?.weights };
+    effective.attention = { ...base.attention, ...override.attention, weights };
+  }
   if (notes !== undefined) effective.groupNotes = notes;
   return effective;
 }

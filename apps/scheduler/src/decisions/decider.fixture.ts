@@ -9,6 +9,7 @@ import {
   type PayloadOf,
 } from '@app/contracts';
 import { sampleMessage } from '@app/testing';
+import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 import { forcedOnlyAttention, type AttentionPolicy } from './attention.policy.js';
 import { react } from './event.decider.js';
 import {
@@ -34,6 +35,7 @@ export const SETTINGS: SchedulerSettings = {
   episodeRetries: 1,
   retryDelayMs: 5000,
   maxSnoozes: 3,
+  threads: DEFAULT_THREAD_SETTINGS,
 };
 
 let counter = 0;
