@@ -124,10 +124,14 @@ export function recentlyReplied(actor: GroupActorState, now: number, talk: TalkS
   };
 }
 
-/** How much of the window's reply budget is used (replies and ambient episodes in flight). */
-export function budgetSpent(used: number, budget: number): Feature {
+/**
+ * How much of the window's reply budget is used (replies and ambient episodes in flight). A spent budget stops
+ * everyone; short of that, the conversation the bot is in goes on unpenalised.
+ */
+export function budgetSpent(used: number, budget: number, continuing = false): Feature {
   if (used === 0) return none;
   if (budget <= 0 || used >= budget) return { value: 1, note: `${used}/${budget} replies this window` };
+  if (continuing) return none;
   return { value: used / budget, note: `${used}/${budget} replies this window` };
 }
 

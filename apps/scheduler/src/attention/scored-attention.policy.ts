@@ -108,7 +108,7 @@ export class ScoredAttention implements AttentionPolicy {
       },
       penalties: {
         recentlyReplied: recentlyReplied(actor, input.now, talk, continuity.value === 1),
-        budgetSpent: budgetSpent(used, talk.budget),
+        budgetSpent: budgetSpent(used, talk.budget, continuity.value === 1),
       },
       lowInformation: lowInformation(texts),
       chatter: snippet(texts[texts.length - 1] ?? '', 12),

@@ -44,7 +44,15 @@ let counter = 0;
 export function message(
   sender: string,
   text: string,
-  options: { direct?: DirectReason; at?: number; notBefore?: number; deadline?: number; thread?: string } = {},
+  options: {
+    direct?: DirectReason;
+    at?: number;
+    notBefore?: number;
+    deadline?: number;
+    thread?: string;
+    group?: string;
+    replyTo?: string;
+  } = {},
 ): EventEnvelope<MessagePayload> {
   counter++;
   const payload = sampleMessage(text, {
@@ -52,10 +60,11 @@ export function message(
     sender: { userId: sender, nickname: sender, card: '', displayName: sender, role: 'member' },
     mentionsSelf: options.direct === 'at',
     ...(options.direct ? { directReason: options.direct } : {}),
+    ...(options.replyTo ? { replyToMessageId: options.replyTo } : {}),
   });
   return makeEvent({
     kind: options.direct ? EventKind.MessageDirect : EventKind.MessageObserved,
-    groupId: GROUP,
+    groupId: options.group ?? GROUP,
     source: 'ingress',
     payload,
     id: `e${String(counter).padStart(4, '0')}`,
@@ -67,9 +76,14 @@ export function message(
   });
 }
 
-export function fact<K extends Kind>(kind: K, payload: PayloadOf<K>, at = T0): EventEnvelope<PayloadOf<K>> {
+export function fact<K extends Kind>(
+  kind: K,
+  payload: PayloadOf<K>,
+  at = T0,
+  group = GROUP,
+): EventEnvelope<PayloadOf<K>> {
   counter++;
-  return makeEvent({ kind, groupId: GROUP, source: 'test', payload, id: `f${counter}`, createdAt: new Date(at) });
+  return makeEvent({ kind, groupId: group, source: 'test', payload, id: `f${counter}`, createdAt: new Date(at) });
 }
 
 export function fired(timer: TimerSpec, at = timer.dueAt): EventEnvelope {
@@ -131,6 +145,7 @@ export class Scenario {
   constructor(
     readonly attention: AttentionPolicy = forcedOnlyAttention,
     readonly settings: SchedulerSettings = SETTINGS,
+    readonly groupId: string = GROUP,
   ) {}
 
   run(step: Step): SchedulerEffect[] {
@@ -140,7 +155,7 @@ export class Scenario {
     }
     const result = react(event, this.state, {
       now: at,
-      groupId: GROUP,
+      groupId: this.groupId,
       settings: this.settings,
       attention: this.attention,
       messages: this.messages,
