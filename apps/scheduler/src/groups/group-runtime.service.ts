@@ -349,7 +349,8 @@ export class GroupRuntime {
           ...common,
           kind: EventKind.GroupActorUpdated,
           payload: {
-            version: Math.max(1, actor.version),
+            // Product time orders the actor's snapshots even when an idle group's state was dropped and rebuilt.
+            version: Math.max(1, now),
             ...(actor.lastBotReplyAt !== undefined ? { lastBotReplyAt: iso(actor.lastBotReplyAt) } : {}),
             ...(actor.lastPartnerId !== undefined ? { lastPartnerId: actor.lastPartnerId } : {}),
             repliesInWindow: repliesInWindow(actor, now, talk) + inFlight.length,
