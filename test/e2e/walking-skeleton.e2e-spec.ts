@@ -210,7 +210,7 @@ describe('walking skeleton: five apps as processes, OneBot in, LLM reply out', (
 
   it('records and skips a message that does not address the bot, with a reason', async () => {
     // Someone else than the person the bot just answered (whose follow-up would continue that conversation).
-    const sender = (FIXTURE as { sender: Record<string, unknown> }).sender;
+    const sender = FIXTURE.sender as Record<string, unknown>;
     const ambient = {
       ...atMessage(700001, ''),
       user_id: 20099,
