@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConsumerGroup, EventKind, Keyspace, makeEvent, type EventEnvelope } from '@app/contracts';
+import { ConsumerGroup, EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf } from '@app/contracts';
 import { connectStreamConsumer, EventLog } from '@app/event-bus';
 import { Metrics, QunliConfig } from '@app/platform';
 import {
@@ -61,19 +61,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
-async function decisions(): Promise<
-  EventEnvelope<{
-    subjectEventId: string;
-    outcome: string;
-    reason: string;
-    threadId?: string;
-    keywordHits?: unknown[];
-  }>[]
-> {
+async function decisions(): Promise<EventOf<'decision.made'>[]> {
   const raw = await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+');
   return raw
     .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
-    .filter((e) => e.groupId === GROUP && e.kind === EventKind.DecisionMade) as never;
+    .filter((e): e is EventOf<'decision.made'> => e.groupId === GROUP && e.kind === EventKind.DecisionMade);
 }
 
 beforeAll(async () => {
