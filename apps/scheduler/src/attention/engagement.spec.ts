@@ -140,6 +140,9 @@ describe('engagement on a scripted multi-group chat', () => {
     const lexical = new ScoredAttention(persona, lexicon(CAT_GROUP, { 剧本杀: 0.9 }));
     const chat = new Chat(lexical, CAT_GROUP);
     const b = chat.say('alice', text, 0);
+    // It waits first; the snoozed batch remembers the lexicon version it was judged with.
+    chat.runUntil(10);
+    expect(Object.values(chat.scenario.state.snoozed).map((z) => z.keywordVersion)).toEqual(['1']);
     chat.runUntil(120);
     expect(chat.repliedTo(b)).toBe(true);
     expect(chat.decisionOf(b).reason).toContain('keyword 剧本杀');

@@ -78,11 +78,8 @@ export class ScoredAttention implements AttentionPolicy {
   judge(input: AttentionInput): AttentionVerdict {
     const { profile, talk, interests } = this.group(input.groupId);
     const text = input.fragments.map((f) => f.message.text).join('\n');
-    const hits = this.keywords.match(text, {
-      groupId: input.groupId,
-      threadId: input.thread,
-      personaId: this.persona.identity.name,
-    });
+    const context = { groupId: input.groupId, threadId: input.thread, personaId: this.persona.identity.name };
+    const hits = this.keywords.match(text, context);
     const keywordHitsOut = hits.map((h) => ({ termId: h.termId, term: h.term, scope: h.scope, weight: h.weight }));
     const base = directFeatures(input);
     if (input.direct) {
@@ -122,7 +119,10 @@ export class ScoredAttention implements AttentionPolicy {
       threadId: input.thread,
       keywordHits: keywordHitsOut,
     };
-    if (scored.outcome === 'snooze') verdict.snoozeUntil = input.now + profile.snoozeMs;
+    if (scored.outcome === 'snooze') {
+      verdict.snoozeUntil = input.now + profile.snoozeMs;
+      verdict.keywordVersion = this.keywords.versionFor(context);
+    }
     return verdict;
   }
 }

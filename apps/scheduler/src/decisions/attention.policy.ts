@@ -33,6 +33,8 @@ export interface AttentionVerdict {
   threadId?: string;
   /** Lexicon terms that hit the batch's text. */
   keywordHits?: DecisionKeywordHit[];
+  /** The lexicon version it was judged with (a snoozed batch keeps it, to be looked at again when it moves on). */
+  keywordVersion?: string;
 }
 
 /**

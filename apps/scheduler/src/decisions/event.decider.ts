@@ -619,6 +619,7 @@ class Turn {
             eventIds: events.map((t) => t.id),
             count,
             timerId,
+            ...(verdict.keywordVersion !== undefined ? { keywordVersion: verdict.keywordVersion } : {}),
           },
         });
         this.setTimer({ timerId, purpose: 'snooze', dueAt: until, subjectEventId: trigger.id });

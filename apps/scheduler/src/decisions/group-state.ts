@@ -62,6 +62,8 @@ export interface SnoozedBatch {
   eventIds: string[];
   count: number;
   timerId: string;
+  /** The keyword lexicon version attention judged it with (`KeywordLookup.versionFor`). */
+  keywordVersion?: string;
 }
 
 export type EpisodeStatus = 'offered' | 'running' | 'waiting' | 'replied' | 'retrying';
