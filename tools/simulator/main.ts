@@ -4,7 +4,7 @@ import { Keyspace } from '@app/contracts';
 import { loadPersona } from '@app/persona';
 import { ConfigError, loadConfig } from '@app/platform';
 import { startSimulator, type FeedEntry } from './simulator.js';
-import { loadTranscript, watchThinking } from './stack-watch.js';
+import { loadTranscript, watchDecisions, watchThinking } from './stack-watch.js';
 
 const USAGE = `usage: node dist/tools/simulator/main.js [--port 8090] [--host 127.0.0.1] [--ingress http://127.0.0.1:8080]
                                          [--report-self]
@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     ...(config.ONEBOT_ACCESS_TOKEN !== undefined && { accessToken: config.ONEBOT_ACCESS_TOKEN }),
     ...(config.ONEBOT_SECRET !== undefined && { secret: config.ONEBOT_SECRET }),
   });
+  const stopDecisions = watchDecisions(config.DATABASE_URL, (note) => simulator.setDecision(note));
   const stopWatching = watchThinking(
     config.REDIS_URL,
     new Keyspace(config.QUNLI_REDIS_PREFIX, config.QUNLI_PARTITIONS),
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
     ].join('\n'),
   );
   const shutdown = (): void => {
-    Promise.all([stopWatching(), simulator.stop()]).then(
+    Promise.all([stopWatching(), stopDecisions(), simulator.stop()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -41,6 +41,8 @@ export const SIMULATOR_PAGE = `<!doctype html>
   .msg.bot .bubble { border-left: 3px solid var(--accent); }
   .msg.recalled .bubble { opacity: .45; text-decoration: line-through; }
   .msg .quote { font-size: 12px; color: var(--muted); margin-bottom: 2px; }
+  .msg .why { font-size: 11px; color: var(--muted); margin-top: 2px; max-width: 100%; }
+  .msg .why.deliberate { color: var(--accent); }
   .notice { text-align: center; color: var(--muted); font-size: 12px; margin: 8px 0; }
   .notice.error { color: #b91c1c; }
   form { background: var(--panel); border-top: 1px solid var(--line); padding: 10px 16px; display: grid; grid-template-columns: auto auto auto auto auto 1fr auto; gap: 8px; align-items: center; }
@@ -175,6 +177,12 @@ export const SIMULATOR_PAGE = `<!doctype html>
     bubble.className = 'bubble' + (entry.forward ? ' forward' : '');
     bubble.textContent = entry.forward ? '[合并转发]\\n' + entry.forward.join('\\n') : entry.text;
     div.appendChild(bubble);
+    if (entry.kind === 'user' && entry.decision) {
+      const why = document.createElement('span');
+      why.className = 'why ' + entry.decision.outcome;
+      why.textContent = entry.decision.reason;
+      div.appendChild(why);
+    }
     return div;
   }
 
@@ -285,6 +293,13 @@ export const SIMULATOR_PAGE = `<!doctype html>
     feed.onerror = () => { $('status').textContent = '连接断开，重试中 · disconnected, retrying…'; };
     feed.addEventListener('reset', () => { state.entries = []; for (const list of state.chats.values()) list.length = 0; renderLog(); });
     feed.addEventListener('thinking', (e) => { const s = JSON.parse(e.data); state.thinking.set(s.conversation, s.thinking); renderHeader(); renderChats(); });
+    feed.addEventListener('decision', (e) => {
+      const d = JSON.parse(e.data);
+      const target = (state.chats.get(d.conversation) || []).find((x) => x.kind === 'user' && String(x.messageId) === d.messageId);
+      if (!target) return;
+      target.decision = d.decision;
+      if (d.conversation === state.current) renderLog();
+    });
     feed.onmessage = (e) => add(JSON.parse(e.data));
   });
 })();

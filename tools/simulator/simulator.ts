@@ -47,6 +47,16 @@ export interface FeedEntry {
   recalled?: boolean;
   /** A forward message (合并转发) and the lines it holds. */
   forward?: string[];
+  /** What the scheduler decided about a person's message, and why (from the projections). */
+  decision?: DecisionNote['decision'];
+}
+
+/** The scheduler's latest decision about one message, shown under it. */
+export interface DecisionNote {
+  /** `g:<group>` or `p:<user>`. */
+  conversation: string;
+  messageId: string;
+  decision: { outcome: string; reason: string };
 }
 
 /** Whether the bot is thinking in a conversation (an episode runs): `g:<group>` or `p:<user>`. */
@@ -61,6 +71,8 @@ export interface RunningSimulator {
   feed: readonly FeedEntry[];
   /** Tell the page the bot started or stopped thinking somewhere. */
   setThinking(status: ThinkingStatus): void;
+  /** Show a decision and its reason under the message it is about. */
+  setDecision(note: DecisionNote): void;
   stop(): Promise<void>;
 }
 
@@ -371,6 +383,16 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     url: `http://${host}:${address.port}`,
     fake,
     feed,
+    setDecision(note: DecisionNote) {
+      const entry = feed.find(
+        (e) =>
+          e.kind === 'user' &&
+          String(e.messageId) === note.messageId &&
+          (e.groupId !== undefined ? `g:${e.groupId}` : `p:${e.userId ?? ''}`) === note.conversation,
+      );
+      if (entry) entry.decision = note.decision;
+      broadcast(`event: decision\ndata: ${JSON.stringify(note)}\n\n`);
+    },
     setThinking(status: ThinkingStatus) {
       if ((thinking.get(status.conversation) ?? false) === status.thinking) return;
       thinking.set(status.conversation, status.thinking);

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { EventKind, Keyspace } from '@app/contracts';
-import type { FeedEntry, ThinkingStatus } from './simulator.js';
+import type { DecisionNote, FeedEntry, ThinkingStatus } from './simulator.js';
 
 /** Lines of the transcript read back from the log at start. */
 const TRANSCRIPT_LINES = 500;
@@ -15,6 +15,8 @@ interface MessageRow {
   from_self: boolean | null;
   sent_at: Date | null;
   recalled_at: Date | null;
+  outcome?: string | null;
+  decision_reason?: string | null;
 }
 
 /** The conversation key the page uses: `g:<group>` or `p:<user>`, from an event's `groupId`. */
@@ -31,8 +33,10 @@ export async function loadTranscript(databaseUrl: string, selfId: string): Promi
   await client.connect();
   try {
     const { rows } = await client.query<MessageRow>(
-      `SELECT group_id, message_id, user_id, display_name, text, from_self, sent_at, recalled_at
-         FROM messages WHERE text IS NOT NULL ORDER BY sent_at DESC NULLS LAST LIMIT $1`,
+      `SELECT m.group_id, m.message_id, m.user_id, m.display_name, m.text, m.from_self, m.sent_at, m.recalled_at,
+              e.outcome, e.reason AS decision_reason
+         FROM messages m LEFT JOIN events e ON e.id = m.event_id
+        WHERE m.text IS NOT NULL ORDER BY m.sent_at DESC NULLS LAST LIMIT $1`,
       [TRANSCRIPT_LINES],
     );
     return rows.reverse().map((row, i): FeedEntry => {
@@ -50,6 +54,9 @@ export async function loadTranscript(databaseUrl: string, selfId: string): Promi
         ...(bot && { userId: isPrivate ? conversation.slice('private:'.length) : selfId }),
         ...(row.message_id !== null && { messageId: row.message_id }),
         ...(row.recalled_at !== null && { recalled: true }),
+        ...(!bot &&
+          row.outcome != null &&
+          row.decision_reason != null && { decision: { outcome: row.outcome, reason: row.decision_reason } }),
       };
     });
   } finally {
@@ -106,5 +113,66 @@ export function watchThinking(
     stopped = true;
     redis.disconnect();
     await loop;
+  };
+}
+
+interface DecisionRow {
+  seq: string;
+  group_id: string | null;
+  message_id: string | null;
+  outcome: string | null;
+  reason: string | null;
+}
+
+/** How often the decision watch looks for new decisions (ms). */
+const DECISION_POLL_MS = 1000;
+
+/**
+ * Follows the scheduler's decisions as the projector archives them (`event_log`, `decision.made`, joined to the
+ * `messages` read model) and reports each one for the message it is about, so the page shows "skipped: 0.31 <
+ * 0.55 (…)" under it. Starts after what is already archived (the transcript carries those). Returns the stop.
+ */
+export function watchDecisions(databaseUrl: string, onDecision: (note: DecisionNote) => void): () => Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
+  let stopped = false;
+  let cursor: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const connected = client.connect().catch(() => undefined);
+
+  const poll = async (): Promise<void> => {
+    try {
+      await connected;
+      if (cursor === undefined) {
+        const { rows } = await client.query<{ seq: string | null }>(`SELECT max(seq)::text AS seq FROM event_log`);
+        cursor = rows[0]?.seq ?? '0';
+      }
+      const { rows } = await client.query<DecisionRow>(
+        `SELECT l.seq::text AS seq, m.group_id, m.message_id,
+                l.envelope->'payload'->>'outcome' AS outcome, l.envelope->'payload'->>'reason' AS reason
+           FROM event_log l JOIN messages m ON m.event_id = l.envelope->'payload'->>'subjectEventId'
+          WHERE l.seq > $1::bigint AND l.kind = 'decision.made'
+          ORDER BY l.seq LIMIT 500`,
+        [cursor],
+      );
+      for (const row of rows) {
+        cursor = row.seq;
+        if (row.group_id === null || row.message_id === null || row.outcome === null || row.reason === null) continue;
+        onDecision({
+          conversation: conversationKey(row.group_id),
+          messageId: row.message_id,
+          decision: { outcome: row.outcome, reason: row.reason },
+        });
+      }
+    } catch {
+      // The stack may be starting or restarting; the next poll tries again.
+    }
+    if (!stopped) timer = setTimeout(() => void poll(), DECISION_POLL_MS);
+  };
+  void poll();
+
+  return async () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    await client.end().catch(() => undefined);
   };
 }

@@ -3,7 +3,8 @@ import { QueueName } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule, ProjectorModule } from '@app/persistence';
 import { PlatformModule, QueuesModule } from '@app/platform';
-import { forcedOnlyAttention } from './decisions/attention.policy.js';
+import { PersonaModule, PersonaPolicy } from '@app/persona';
+import { ScoredAttention } from './attention/scored-attention.policy.js';
 import { Dispatcher } from './dispatch/dispatcher.service.js';
 import { FairDispatchStore } from './dispatch/fair-dispatch.store.js';
 import { EpisodeControlStore } from './episodes/episode-control.store.js';
@@ -13,6 +14,7 @@ import { ATTENTION_POLICY } from './groups/attention.token.js';
 import { GroupEventsConsumer } from './groups/group-events.consumer.js';
 import { GroupRuntime } from './groups/group-runtime.service.js';
 import { GroupStateStore } from './groups/group-state.store.js';
+import { emptyKeywordLookup, KEYWORD_LOOKUP, type KeywordLookup } from './keywords/keyword-lookup.js';
 import { TimerStore } from './timers/timer.store.js';
 import { TimerWheel } from './timers/timer-wheel.js';
 
@@ -28,10 +30,17 @@ import { TimerWheel } from './timers/timer-wheel.js';
     EventBusModule.forRoot(),
     ProjectorModule,
     QueuesModule.forRoot(QueueName.Episodes),
+    PersonaModule,
   ],
   controllers: [GroupEventsConsumer],
   providers: [
-    { provide: ATTENTION_POLICY, useValue: forcedOnlyAttention },
+    {
+      provide: ATTENTION_POLICY,
+      inject: [PersonaPolicy, { token: KEYWORD_LOOKUP, optional: true }],
+      // The keyword lexicon's module provides KEYWORD_LOOKUP; without it, attention scores with no keywords.
+      useFactory: (persona: PersonaPolicy, keywords: KeywordLookup | undefined) =>
+        new ScoredAttention(persona, keywords ?? emptyKeywordLookup),
+    },
     GroupRuntime,
     GroupStateStore,
     TimerStore,

@@ -17,6 +17,7 @@ import {
 import { v7 as uuidv7 } from 'uuid';
 import { ValidationFailed, type FieldError } from './errors.js';
 import { ALL_EVENT_KINDS, EventKind } from './event-kinds.js';
+import { GroupActorUpdatedPayload, ThreadIdlePayload, ThreadUpdatedPayload } from './attention.js';
 import { NoticePayload, RequestPayload, SendDroppedPayload, SendVerifiedPayload } from './edge.js';
 import { MessagePayload } from './message.js';
 import {
@@ -162,6 +163,9 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.MemorySummaryWritten]: MemorySummaryWrittenPayload,
   [EventKind.MemoryFactLearned]: MemoryFactLearnedPayload,
   [EventKind.MemoryJargonLearned]: MemoryJargonLearnedPayload,
+  [EventKind.ThreadUpdated]: ThreadUpdatedPayload,
+  [EventKind.ThreadIdle]: ThreadIdlePayload,
+  [EventKind.GroupActorUpdated]: GroupActorUpdatedPayload,
 };
 
 /** Kind → payload type, for typed handlers: `EventEnvelope<PayloadOf<'message.direct'>>`. */
@@ -201,6 +205,9 @@ export interface PayloadMap {
   'memory.summary.written': MemorySummaryWrittenPayload;
   'memory.fact.learned': MemoryFactLearnedPayload;
   'memory.jargon.learned': MemoryJargonLearnedPayload;
+  'thread.updated': ThreadUpdatedPayload;
+  'thread.idle': ThreadIdlePayload;
+  'group.actor.updated': GroupActorUpdatedPayload;
 }
 export type PayloadOf<K extends EventKind> = PayloadMap[K];
 export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };

@@ -67,6 +67,12 @@ export const EventKind = {
   MemoryFactLearned: 'memory.fact.learned',
   /** A group word was judged after enough sightings: jargon with a meaning, or ordinary (memory). */
   MemoryJargonLearned: 'memory.jargon.learned',
+  /** A thread changed: a message joined it, the bot replied in it, a question in it was answered (attention). */
+  ThreadUpdated: 'thread.updated',
+  /** A thread was quiet for its idle gap and left the group's live threads (attention). */
+  ThreadIdle: 'thread.idle',
+  /** The group actor's reply budget, cooldown and live threads after a reply or an episode (attention). */
+  GroupActorUpdated: 'group.actor.updated',
 } as const;
 
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];

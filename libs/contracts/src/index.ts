@@ -14,3 +14,4 @@ export * from './tools.js';
 export * from './actions.js';
 export * from './hooks.js';
 export * from './observability.js';
+export * from './attention.js';

@@ -10,12 +10,14 @@ import { RequestRecord } from './entities/request-record.entity.js';
 import { ProjectionCheckpoint } from './entities/projection-checkpoint.entity.js';
 import { SendRecord } from './entities/send-record.entity.js';
 import { TimerRecord } from './entities/timer-record.entity.js';
+import { GroupActorRecord, ThreadRecord } from './entities/attention-records.entity.js';
 import { EpisodeControlRecord } from './entities/episode-control-record.entity.js';
 import { EventLogAndReadModels1796035390403 } from './migrations/1796035390403-event-log-and-read-models.js';
 import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cognition-accounting.js';
 import { LlmCallRecord } from './entities/llm-call-record.entity.js';
 import { PersonaRecord } from './entities/persona-record.entity.js';
 import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
+import { ThreadsAndActors1796300000000 } from './migrations/1796300000000-threads-and-actors.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
@@ -46,6 +48,8 @@ export const READ_MODEL_ENTITIES = {
   episodeControls: EpisodeControlRecord,
   notices: NoticeRecord,
   requests: RequestRecord,
+  threads: ThreadRecord,
+  groupActors: GroupActorRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
@@ -57,6 +61,7 @@ export const MIGRATIONS = [
   OneBotEdgeProjections1796100000005,
   CognitionAccounting1796200000000,
   SchedulerTimersAndControls1796210000000,
+  ThreadsAndActors1796300000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

@@ -47,7 +47,9 @@ function erasedSql(criteria: ErasureCriteria): { sql: string; params: unknown[] 
       ? `OR e.envelope->'actorIds' ? $1
          OR (e.kind = 'memory.fact.learned' AND (e.envelope->'payload'->>'subjectUserId' = $1
              OR e.envelope->'payload'->>'relatedUserId' = $1))
-         OR (e.kind = 'message.recalled' AND e.envelope->'payload'->>'userId' = $1)`
+         OR (e.kind = 'message.recalled' AND e.envelope->'payload'->>'userId' = $1)
+         OR (e.kind IN ('thread.updated', 'thread.idle') AND e.envelope->'payload'->'participants' ? $1)
+         OR (e.kind = 'group.actor.updated' AND e.envelope->'payload'->>'lastPartnerId' = $1)`
       : `OR (e.kind LIKE 'memory.%' AND e.created_at < $1)`;
   return {
     sql: `WITH seeds AS (${seed.sql})

@@ -27,7 +27,9 @@ const COGNITION = ['llm_calls', 'personas'];
 /** Read models of the life line and memory (issue 9): the message chains fill only `memory_messages`. */
 const LIFE_AND_MEMORY = ['agenda', 'activities', 'beats', 'agenda_milestones'];
 const MEMORY = ['memory_messages', 'memory_summaries', 'memory_facts', 'memory_jargon'];
-const ALL_READ_MODELS = [...READ_MODELS, ...LIFE_AND_MEMORY, ...MEMORY, ...COGNITION];
+/** Read models of attention (issue 7). */
+const ATTENTION = ['threads', 'group_actors'];
+const ALL_READ_MODELS = [...READ_MODELS, ...LIFE_AND_MEMORY, ...MEMORY, ...COGNITION, ...ATTENTION];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;
@@ -87,7 +89,7 @@ describe('replay on real Postgres', () => {
     for (const name of ALL_READ_MODELS) {
       expect({ name, ...report.tables[name] }).toMatchObject({ name, equal: true, rows: expect.any(Number) });
     }
-    for (const name of [...READ_MODELS, ...COGNITION, 'memory_messages'])
+    for (const name of [...READ_MODELS, ...COGNITION, ...ATTENTION, 'memory_messages'])
       expect(report.tables[name]!.rows).toBeGreaterThan(0);
     expect(report.equal).toBe(true);
     expect(await replaySchemas()).toEqual([]);

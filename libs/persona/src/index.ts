@@ -3,3 +3,4 @@ export * from './load-persona.js';
 export * from './persona-policy.js';
 export * from './persona.module.js';
 export * from './persona-version.js';
+export * from './attention-profile.js';

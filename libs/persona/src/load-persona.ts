@@ -3,7 +3,13 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError, type ValidatorOptions } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import { QunliError, type FieldError } from '@app/contracts';
-import { minutesOfDay, PersonaGroupOverride, PersonaPolicy, type RoutineActivity } from './persona-policy.js';
+import {
+  minutesOfDay,
+  PersonaGroupOverride,
+  PersonaPolicy,
+  type PersonaAttention,
+  type RoutineActivity,
+} from './persona-policy.js';
 
 /** Unknown keys are errors: a typo (`curiousity`) must not silently fall back to nothing. */
 const STRICT: ValidatorOptions = { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true };
@@ -81,8 +87,29 @@ export function parsePersona(raw: unknown, source = 'persona'): PersonaPolicy {
     fields.push(...routineProblems(policy.routine));
   }
 
+  fields.push(...thresholdProblems(policy.attention, 'attention'));
+  for (const [groupId, override] of Object.entries(policy.groupOverrides ?? {})) {
+    const merged = {
+      high: override.attention?.high ?? policy.attention?.high,
+      middle: override.attention?.middle ?? policy.attention?.middle,
+    };
+    if (override.attention) fields.push(...thresholdProblems(merged, `groupOverrides.${groupId}.attention`));
+  }
+
   if (fields.length > 0) throw new PersonaInvalid(source, fields);
   return policy;
+}
+
+/** A middle score above the high one would snooze what it should deliberate. */
+function thresholdProblems(
+  attention: Pick<PersonaAttention, 'high' | 'middle'> | undefined,
+  path: string,
+): FieldError[] {
+  const { high, middle } = attention ?? {};
+  if (typeof high === 'number' && typeof middle === 'number' && middle > high) {
+    return [{ path: `${path}.middle`, message: `must not exceed high (${high})` }];
+  }
+  return [];
 }
 
 function isTimeZone(name: string): boolean {

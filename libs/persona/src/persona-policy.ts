@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsDefined,
   IsInt,
   IsNotEmpty,
@@ -74,6 +75,90 @@ export class RoutineActivity {
 }
 
 /**
+ * Explicit attention settings (issue 7, ADR-0018). Every field is optional: what is left out follows from the
+ * persona's numbers (`attentionProfile`). Weights are 0–1 contributions to the attention score; thresholds are
+ * score cut-offs; times are product time.
+ */
+export class AttentionWeights {
+  @IsOptional() @IsNumber() @Min(0) @Max(1) interest?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) question?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) continuity?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) obligation?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) keyword?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) silence?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) novelty?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) recentlyReplied?: number;
+  @IsOptional() @IsNumber() @Min(0) @Max(1) budgetSpent?: number;
+}
+
+export class PersonaAttention {
+  /** The bot joins in unasked only at or above this score. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  high?: number;
+
+  /** Between `middle` and `high` it waits and looks again (snooze). Must not exceed `high`. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  middle?: number;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AttentionWeights)
+  weights?: AttentionWeights;
+
+  /** Maisaka's talk_value (0–1); default participationBias. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  talkValue?: number;
+
+  /** Maisaka's talk-frequency multiplier; 0 silences unasked replies. */
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  @Max(10)
+  talkAdjust?: number;
+
+  /** Replies per budget window. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  budget?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1440)
+  windowMinutes?: number;
+
+  /** After a reply, other conversations wait this long before the bot speaks up unasked. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(86400)
+  cooldownSeconds?: number;
+
+  /** How long a middle-score message waits before it is looked at again. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  snoozeSeconds?: number;
+
+  /** Speak only when called (@, quote, name, private, poke): nothing ambient is ever deliberated. */
+  @IsOptional()
+  @IsBoolean()
+  onlyWhenCalled?: boolean;
+}
+
+/**
  * What a group may change about the persona: tone and appetite, never facts. One bot identity has one life line
  * (ADR §10), so the routine and identity are shared by every group.
  */
@@ -133,6 +218,12 @@ export class PersonaGroupOverride {
   @IsString()
   @MaxLength(500)
   notes?: string;
+
+  /** Attention settings of this group, merged key by key over the persona's `attention`. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PersonaAttention)
+  attention?: PersonaAttention;
 }
 
 /**
@@ -193,6 +284,12 @@ export class PersonaPolicy {
   @IsNotEmpty()
   @MaxLength(1000)
   speakingStyle!: string;
+
+  /** Explicit attention settings; what is left out follows from the numbers above (`attentionProfile`). */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PersonaAttention)
+  attention?: PersonaAttention;
 
   /** Group id → what differs in that group. Checked entry by entry by `loadPersona`. */
   @IsOptional()

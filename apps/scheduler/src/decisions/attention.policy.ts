@@ -1,4 +1,5 @@
-import type { DirectReason, MessagePayload } from '@app/contracts';
+import type { DecisionKeywordHit, DirectReason, MessagePayload } from '@app/contracts';
+import type { TalkSettings } from '../actors/group-actor.js';
 import type { GroupState } from './group-state.js';
 
 /** One fragment of a batch as attention sees it. */
@@ -28,6 +29,12 @@ export interface AttentionVerdict {
   features: Record<string, number>;
   /** snooze: product time to look again. */
   snoozeUntil?: number;
+  /** The thread the batch was judged in. */
+  threadId?: string;
+  /** Lexicon terms that hit the batch's text. */
+  keywordHits?: DecisionKeywordHit[];
+  /** The lexicon version it was judged with (a snoozed batch keeps it, to be looked at again when it moves on). */
+  keywordVersion?: string;
 }
 
 /**
@@ -38,6 +45,8 @@ export interface AttentionVerdict {
 export interface AttentionPolicy {
   readonly considersAmbient: boolean;
   judge(input: AttentionInput): AttentionVerdict;
+  /** The group actor's talk settings in a group (budget window, cooldown); defaults when absent. */
+  talk?(groupId: string | null): TalkSettings;
 }
 
 const DIRECT_REASON_TEXT: Record<DirectReason, string> = {
@@ -63,17 +72,21 @@ export function directFeatures(input: AttentionInput): Record<string, number> {
   };
 }
 
+/** The verdict on a batch addressed to the bot: always an episode. */
+export function forcedVerdict(direct: DirectReason, features: Record<string, number>): AttentionVerdict {
+  return { outcome: 'deliberate', reason: `deliberate: ${DIRECT_REASON_TEXT[direct]} (forced)`, features };
+}
+
 /**
- * Today's policy: what addresses the bot (@, quote, name, private, poke) is forced into an episode; everything
- * else is recorded and skipped with its reason until attention scoring decides ambient participation.
+ * A reply machine: what addresses the bot (@, quote, name, private, poke) is forced into an episode; everything
+ * else is recorded and skipped with its reason. The scheduler runs `ScoredAttention` (`attention/`); this one
+ * remains for tests of the decider's mechanics.
  */
 export const forcedOnlyAttention: AttentionPolicy = {
   considersAmbient: false,
   judge(input) {
     const features = directFeatures(input);
-    if (input.direct) {
-      return { outcome: 'deliberate', reason: `deliberate: ${DIRECT_REASON_TEXT[input.direct]} (forced)`, features };
-    }
+    if (input.direct) return forcedVerdict(input.direct, features);
     return {
       outcome: 'skip',
       reason: 'skipped: not addressed to the bot; ambient attention is not enabled',

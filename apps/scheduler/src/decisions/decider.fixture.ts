@@ -9,6 +9,7 @@ import {
   type PayloadOf,
 } from '@app/contracts';
 import { sampleMessage } from '@app/testing';
+import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 import { forcedOnlyAttention, type AttentionPolicy } from './attention.policy.js';
 import { react } from './event.decider.js';
 import {
@@ -34,6 +35,7 @@ export const SETTINGS: SchedulerSettings = {
   episodeRetries: 1,
   retryDelayMs: 5000,
   maxSnoozes: 3,
+  threads: DEFAULT_THREAD_SETTINGS,
 };
 
 let counter = 0;
@@ -42,7 +44,15 @@ let counter = 0;
 export function message(
   sender: string,
   text: string,
-  options: { direct?: DirectReason; at?: number; notBefore?: number; deadline?: number; thread?: string } = {},
+  options: {
+    direct?: DirectReason;
+    at?: number;
+    notBefore?: number;
+    deadline?: number;
+    thread?: string;
+    group?: string;
+    replyTo?: string;
+  } = {},
 ): EventEnvelope<MessagePayload> {
   counter++;
   const payload = sampleMessage(text, {
@@ -50,10 +60,11 @@ export function message(
     sender: { userId: sender, nickname: sender, card: '', displayName: sender, role: 'member' },
     mentionsSelf: options.direct === 'at',
     ...(options.direct ? { directReason: options.direct } : {}),
+    ...(options.replyTo ? { replyToMessageId: options.replyTo } : {}),
   });
   return makeEvent({
     kind: options.direct ? EventKind.MessageDirect : EventKind.MessageObserved,
-    groupId: GROUP,
+    groupId: options.group ?? GROUP,
     source: 'ingress',
     payload,
     id: `e${String(counter).padStart(4, '0')}`,
@@ -65,9 +76,14 @@ export function message(
   });
 }
 
-export function fact<K extends Kind>(kind: K, payload: PayloadOf<K>, at = T0): EventEnvelope<PayloadOf<K>> {
+export function fact<K extends Kind>(
+  kind: K,
+  payload: PayloadOf<K>,
+  at = T0,
+  group = GROUP,
+): EventEnvelope<PayloadOf<K>> {
   counter++;
-  return makeEvent({ kind, groupId: GROUP, source: 'test', payload, id: `f${counter}`, createdAt: new Date(at) });
+  return makeEvent({ kind, groupId: group, source: 'test', payload, id: `f${counter}`, createdAt: new Date(at) });
 }
 
 export function fired(timer: TimerSpec, at = timer.dueAt): EventEnvelope {
@@ -129,6 +145,7 @@ export class Scenario {
   constructor(
     readonly attention: AttentionPolicy = forcedOnlyAttention,
     readonly settings: SchedulerSettings = SETTINGS,
+    readonly groupId: string = GROUP,
   ) {}
 
   run(step: Step): SchedulerEffect[] {
@@ -138,7 +155,7 @@ export class Scenario {
     }
     const result = react(event, this.state, {
       now: at,
-      groupId: GROUP,
+      groupId: this.groupId,
       settings: this.settings,
       attention: this.attention,
       messages: this.messages,

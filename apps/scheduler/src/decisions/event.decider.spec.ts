@@ -23,6 +23,10 @@ const curious: AttentionPolicy = {
   }),
 };
 
+/** Timers about events and episodes (a thread's idle timer is the thread's, not the event's). */
+const eventTimers = (effects: Parameters<typeof ofType>[0]) =>
+  ofType(effects, 'timerSet').filter((t) => t.timer.purpose !== 'thread_idle');
+
 describe('event decider', () => {
   it('records and skips an ambient message at once, with a reason', () => {
     const ambient = message('alice', '今天好热');
@@ -33,7 +37,7 @@ describe('event decider', () => {
         outcome: 'skip',
         reason: 'skipped: not addressed to the bot; ambient attention is not enabled',
       });
-      expect(ofType(effects, 'timerSet')).toEqual([]);
+      expect(eventTimers(effects)).toEqual([]);
       expect(state.events).toEqual({});
     });
   });
@@ -43,9 +47,7 @@ describe('event decider', () => {
     const ask = message('alice', '在吗', { direct: 'at', at: T0 });
     s.when(ask).then((effects) => {
       expect(finalStates(effects)).toEqual({ [ask.id]: 'scheduled' });
-      expect(ofType(effects, 'timerSet').map((t) => [t.timer.purpose, t.timer.dueAt - T0])).toEqual([
-        ['debounce', 800],
-      ]);
+      expect(eventTimers(effects).map((t) => [t.timer.purpose, t.timer.dueAt - T0])).toEqual([['debounce', 800]]);
     });
     s.when(fired(s.timer('debounce'))).then((effects) => {
       const [offer] = ofType(effects, 'episodeOffered');
@@ -92,7 +94,7 @@ describe('event decider', () => {
     const s = new Scenario(undefined, { ...SETTINGS, debounceDirectMs: 0 });
     s.when(message('alice', '@bot 快', { direct: 'at' })).then((effects) => {
       expect(ofType(effects, 'episodeOffered')).toHaveLength(1);
-      expect(ofType(effects, 'timerSet').map((t) => t.timer.purpose)).toEqual(['deadline']);
+      expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['deadline']);
     });
   });
 
@@ -153,7 +155,7 @@ describe('event decider', () => {
     });
     s.when(later).then((effects) => {
       expect(finalStates(effects)[later.id]).toBe('scheduled');
-      expect(ofType(effects, 'timerSet').map((t) => t.timer.purpose)).toEqual(['not_before', 'deadline']);
+      expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['not_before', 'deadline']);
       expect(ofType(effects, 'episodeOffered')).toEqual([]);
     });
     s.when(fired(s.timer('not_before'))).then((effects) => {
@@ -215,7 +217,7 @@ describe('event decider', () => {
     });
     s.when(waiting).then((effects) => {
       expect(ofType(effects, 'released').map((r) => r.jobId)).toEqual([episodeJobId(episodeId)]);
-      expect(ofType(effects, 'timerSet')[0]!.timer).toMatchObject({ purpose: 'episode_wait', dueAt: T0 + 30_000 });
+      expect(eventTimers(effects)[0]!.timer).toMatchObject({ purpose: 'episode_wait', dueAt: T0 + 30_000 });
     });
     const timer = s.timer('episode_wait');
     s.when(fired(timer)).then((effects) => {
@@ -262,7 +264,7 @@ describe('event decider', () => {
     s.given(ask, started(episodeId));
     s.when(completed(episodeId, 'failed', T0 + 1000, { code: 'LLM.TIMEOUT', message: 'slow' })).then((effects) => {
       expect(finalStates(effects)[ask.id]).toBe('snoozed');
-      expect(ofType(effects, 'timerSet')[0]!.timer).toMatchObject({ purpose: 'retry', dueAt: T0 + 6000 });
+      expect(eventTimers(effects)[0]!.timer).toMatchObject({ purpose: 'retry', dueAt: T0 + 6000 });
     });
     s.when(fired(s.timer('retry'))).then((effects) => {
       const [offer] = ofType(effects, 'episodeOffered');
@@ -285,7 +287,7 @@ describe('event decider', () => {
       completed(episodeId, 'failed', T0 + 61_000, { code: 'EPISODE.DEADLINE_EXCEEDED', message: 'past its deadline' }),
     ).then((effects) => {
       expect(finalStates(effects)[ask.id]).toBe('snoozed');
-      expect(ofType(effects, 'timerSet')[0]!.timer).toMatchObject({ purpose: 'retry' });
+      expect(eventTimers(effects)[0]!.timer).toMatchObject({ purpose: 'retry' });
     });
     s.when(fired(s.timer('retry'))).then((effects) => {
       expect(ofType(effects, 'episodeOffered')[0]!.episode).toMatchObject({ id: `${episodeId}-a2`, attempt: 2 });

@@ -2,6 +2,7 @@ import {
   EventKind,
   episodeIdFor,
   episodeJobId,
+  type DecisionKeywordHit,
   type EpisodeControlPayload,
   type EventEnvelope,
   type EventOf,
@@ -10,7 +11,17 @@ import {
   type ResumeCause,
   type TimerPurpose,
 } from '@app/contracts';
+import { initialActor, observeMessage, recordReply, type TalkSettings } from '../actors/group-actor.js';
 import { EventRecord, isTerminal } from '../events/event-state.machine.js';
+import {
+  botReplied,
+  joinThread,
+  linkMessage,
+  liveThreads,
+  type LinkInput,
+  type ThreadSettings,
+  type ThreadState,
+} from '../threads/thread-linking.js';
 import type { AttentionPolicy, AttentionVerdict } from './attention.policy.js';
 import {
   ENDED_KEPT,
@@ -24,6 +35,7 @@ import {
   type TimerSpec,
   type TrackedEvent,
 } from './group-state.js';
+import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 
 export { initialState } from './group-state.js';
 
@@ -58,20 +70,76 @@ export interface DecideContext {
  */
 const RETRYABLE_CODES = new Set(['LLM.TIMEOUT', 'LLM.UNREACHABLE', 'LLM.HTTP_ERROR', 'EPISODE.DEADLINE_EXCEEDED']);
 
+const LINK_TEXT: Record<string, string> = {
+  new: 'a new thread',
+  reply: 'reply chain',
+  at: '@ chain',
+  speaker: 'the same speaker going on',
+  overlap: 'shared topic words',
+  flow: 'the conversation going on',
+  explicit: 'given by the producer',
+};
+
 export function batchKey(thread: string, senderId: string): string {
   return `${thread}\u0000${senderId}`;
+}
+
+function hitsOf(verdict: AttentionVerdict): { keywordHits?: DecisionKeywordHit[] } {
+  return verdict.keywordHits ? { keywordHits: verdict.keywordHits } : {};
 }
 
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
   return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
 }
 
-function tracked(event: EventEnvelope<MessagePayload>): TrackedEvent {
+/** Talk settings when the attention policy has none (a reply machine): one window, no cooldown. */
+export const DEFAULT_TALK: TalkSettings = {
+  talkValue: 1,
+  adjust: 1,
+  windowMs: 30 * 60_000,
+  budget: 1000,
+  cooldownMs: 0,
+};
+
+/** What thread linking reads of a message. */
+export function linkInputOf(event: EventEnvelope<MessagePayload>, at: number): LinkInput {
+  const p = event.payload;
+  const atUserIds = p.segments
+    .filter((s) => s.type === 'at' && s.data.qq !== undefined && s.data.qq !== p.selfId && s.data.qq !== 'all')
+    .map((s) => s.data.qq!);
+  const input: LinkInput = {
+    eventId: event.id,
+    messageId: p.messageId,
+    senderId: p.sender.userId,
+    text: p.text,
+    at,
+    atUserIds,
+    addressesBot: p.directReason !== undefined || event.kind === EventKind.MessageDirect,
+  };
+  if (p.replyToMessageId !== undefined) input.replyToMessageId = p.replyToMessageId;
+  if (event.threadId !== undefined && event.threadId !== '') input.explicitThread = event.threadId;
+  return input;
+}
+
+/** The thread a message joins in this group state (the same answer `decide` will give). */
+export function threadOf(
+  event: EventEnvelope<MessagePayload>,
+  state: GroupState,
+  settings: ThreadSettings,
+  now: number,
+): string {
+  const known = state.events[event.id];
+  if (known) return known.thread;
+  if (event.groupId === null) return event.threadId ?? MAIN_THREAD;
+  return linkMessage(state.threads, linkInputOf(event, now), settings).threadId;
+}
+
+function tracked(event: EventEnvelope<MessagePayload>, thread: string): TrackedEvent {
   const t: TrackedEvent = {
     id: event.id,
     messageId: event.payload.messageId,
     senderId: event.payload.sender.userId,
-    thread: event.threadId ?? MAIN_THREAD,
+    thread,
     direct: event.kind === EventKind.MessageDirect || event.payload.directReason !== undefined,
     priority: event.priority,
     state: 'captured',
@@ -82,7 +150,12 @@ function tracked(event: EventEnvelope<MessagePayload>): TrackedEvent {
 }
 
 /** Ids of held messages `decide` may read for this event (the adapter loads them first). */
-export function messagesNeeded(event: EventEnvelope, state: GroupState): string[] {
+export function messagesNeeded(
+  event: EventEnvelope,
+  state: GroupState,
+  threads: ThreadSettings = DEFAULT_THREAD_SETTINGS,
+  now: number = Date.parse(event.createdAt),
+): string[] {
   const ids = new Set<string>();
   const episodeSubjects = (sender: string, thread: string) => {
     for (const e of Object.values(state.episodes)) {
@@ -91,7 +164,7 @@ export function messagesNeeded(event: EventEnvelope, state: GroupState): string[
   };
   if (isMessage(event)) {
     const sender = event.payload.sender.userId;
-    const thread = event.threadId ?? MAIN_THREAD;
+    const thread = threadOf(event, state, threads, now);
     state.batches[batchKey(thread, sender)]?.eventIds.forEach((id) => ids.add(id));
     episodeSubjects(sender, thread);
   } else if (event.kind === EventKind.TimerFired) {
@@ -174,6 +247,15 @@ export function evolve(state: GroupState, effect: SchedulerEffect): GroupState {
     case 'withdrawn':
     case 'released':
       return state;
+    case 'thread':
+      return { ...state, threads: { ...state.threads, [effect.thread.id]: effect.thread } };
+    case 'threadIdle': {
+      const threads = { ...state.threads };
+      delete threads[effect.thread.id];
+      return { ...state, threads };
+    }
+    case 'actor':
+      return { ...state, actor: effect.actor };
   }
 }
 
@@ -267,6 +349,9 @@ class Turn {
       case EventKind.NoticeReceived:
       case EventKind.RequestReceived:
       case EventKind.SendVerified:
+      case EventKind.ThreadUpdated:
+      case EventKind.ThreadIdle:
+      case EventKind.GroupActorUpdated:
         return;
     }
   }
@@ -282,18 +367,67 @@ class Turn {
     const t = this.state.events[eventId];
     if (!t || t.state === to) return;
     const record = this.record(t).reach(to, reason);
-    this.emit({ type: 'moved', eventId, transitions: record.trail, ...(decision ? { decision } : {}) });
+    // Every decision names its thread and the terms that hit it (keyword feedback follows them).
+    const full = decision ? { keywordHits: [], ...decision, threadId: decision.threadId ?? t.thread } : undefined;
+    this.emit({ type: 'moved', eventId, transitions: record.trail, ...(full ? { decision: full } : {}) });
+  }
+
+  private get talk(): TalkSettings {
+    return this.ctx.attention.talk?.(this.ctx.groupId) ?? DEFAULT_TALK;
   }
 
   private track(event: EventEnvelope<MessagePayload>): TrackedEvent {
     const existing = this.state.events[event.id];
     if (existing) return existing;
-    const t = tracked(event);
+    const link = this.link(event);
+    const t = tracked(event, link.threadId);
     this.emit({ type: 'tracked', event: t });
     const direct = event.payload.directReason ?? (t.direct ? 'direct' : undefined);
     this.move(t.id, 'classified', direct ? `classified: direct (${direct})` : 'classified: ambient');
-    this.move(t.id, 'linked', `linked: thread ${t.thread}`);
+    this.move(t.id, 'linked', `linked: thread ${t.thread} (${LINK_TEXT[link.link] ?? link.link})`);
     return this.state.events[t.id]!;
+  }
+
+  /** Link a message into a thread (opening one, retiring the quietest beyond the cap) and count it for the actor. */
+  private link(event: EventEnvelope<MessagePayload>): { threadId: string; link: string } {
+    this.emit({ type: 'actor', actor: observeMessage(this.state.actor ?? initialActor(), this.now) });
+    if (event.groupId === null) return { threadId: event.threadId ?? MAIN_THREAD, link: 'explicit' };
+    const input = linkInputOf(event, this.now);
+    const threads = this.settings.threads;
+    const { threadId, link } = linkMessage(this.state.threads, input, threads);
+    const existing = this.state.threads[threadId];
+    if (!existing) {
+      const live = liveThreads(this.state.threads, this.now, threads);
+      for (const old of live.slice(threads.maxLive - 1)) this.retireThread(old, 'too many live threads');
+    }
+    const thread = joinThread(existing, threadId, input);
+    this.emit({ type: 'thread', thread, link, subjectEventId: event.id });
+    if (!existing) this.armIdle(thread);
+    return { threadId, link };
+  }
+
+  private idleTimerOf(threadId: string): string | undefined {
+    const prefix = `thread_idle:${threadId}:`;
+    return Object.keys(this.state.timers).find((id) => id.startsWith(prefix));
+  }
+
+  private armIdle(thread: ThreadState): void {
+    const dueAt = thread.lastAt + this.settings.threads.idleMs;
+    this.setTimer({ timerId: `thread_idle:${thread.id}:${dueAt}`, purpose: 'thread_idle', dueAt });
+  }
+
+  private retireThread(thread: ThreadState, why: string): void {
+    this.cancelTimer(this.idleTimerOf(thread.id), why);
+    this.emit({ type: 'threadIdle', thread });
+  }
+
+  /** An idle timer came due: the thread idles, or it was active meanwhile and its timer moves on. */
+  private threadIdle(timerId: string): void {
+    const threadId = timerId.slice('thread_idle:'.length, timerId.lastIndexOf(':'));
+    const thread = this.state.threads[threadId];
+    if (!thread) return;
+    if (thread.lastAt + this.settings.threads.idleMs > this.now) return this.armIdle(thread);
+    this.emit({ type: 'threadIdle', thread });
   }
 
   private live(ids: readonly string[]): TrackedEvent[] {
@@ -459,6 +593,7 @@ class Turn {
             outcome: 'skip',
             reason: verdict.reason,
             features: verdict.features,
+            ...hitsOf(verdict),
           });
         }
         return;
@@ -471,6 +606,7 @@ class Turn {
             outcome: 'snooze',
             reason: verdict.reason,
             features: verdict.features,
+            ...hitsOf(verdict),
           });
         }
         this.emit({
@@ -483,13 +619,14 @@ class Turn {
             eventIds: events.map((t) => t.id),
             count,
             timerId,
+            ...(verdict.keywordVersion !== undefined ? { keywordVersion: verdict.keywordVersion } : {}),
           },
         });
         this.setTimer({ timerId, purpose: 'snooze', dueAt: until, subjectEventId: trigger.id });
         return;
       }
       case 'deliberate':
-        this.dispatch(events, verdict.reason, verdict.features, 1);
+        this.dispatch(events, verdict.reason, verdict.features, 1, verdict.keywordHits);
         return;
     }
   }
@@ -503,7 +640,13 @@ class Turn {
     );
   }
 
-  private dispatch(events: TrackedEvent[], reason: string, features: Record<string, number>, attempt: number): void {
+  private dispatch(
+    events: TrackedEvent[],
+    reason: string,
+    features: Record<string, number>,
+    attempt: number,
+    keywordHits: DecisionKeywordHit[] = [],
+  ): void {
     const trigger = events[events.length - 1]!;
     const lane = events.some((t) => t.direct) ? 'direct' : 'ambient';
     const episodeId = attempt === 1 ? episodeIdFor(trigger.id) : `${episodeIdFor(trigger.id)}-a${attempt}`;
@@ -533,7 +676,7 @@ class Turn {
     const live = this.live(subjects);
     const ownDeadlines = live.flatMap((t) => (t.deadlineAt === undefined ? [] : [t.deadlineAt]));
     const deadlineAt = Math.min(this.now + this.settings.eventDeadlineMs, ...ownDeadlines);
-    const decision = { outcome: 'deliberate' as const, reason, features, episodeId };
+    const decision = { outcome: 'deliberate' as const, reason, features, episodeId, keywordHits };
     for (const t of live) {
       this.cancelTimer(`deadline:${t.id}`, 'the event went to an episode');
       if (t.state === 'deliberating' || t.state === 'eligible') continue;
@@ -571,11 +714,20 @@ class Turn {
         groupId: this.ctx.groupId,
         triggerEventId: trigger.id,
         fragmentIds: episode.fragmentIds.slice(-32),
+        thread: trigger.thread,
         deadline: deadlineAt,
         controlSeq: 1,
       },
     });
     this.setTimer({ timerId: deadlineTimerId, purpose: 'deadline', dueAt: deadlineAt, episodeId });
+    if (lane === 'ambient' && attempt === 1) {
+      const actor = this.state.actor ?? initialActor();
+      this.emit({
+        type: 'actor',
+        actor: { ...actor, version: actor.version + 1 },
+        reason: `ambient episode ${episodeId} takes a share of the reply budget`,
+      });
+    }
   }
 
   private control(episode: EpisodeEntry, fields: Omit<EpisodeControlPayload, 'episodeId' | 'seq'>): number {
@@ -754,6 +906,7 @@ class Turn {
         return;
       }
       case 'thread_idle':
+        return this.threadIdle(p.timerId);
       case 'cooldown':
         return;
     }
@@ -925,7 +1078,27 @@ class Turn {
   private onSent(event: EventOf<'message.sent'>): void {
     const episode = this.state.episodes[event.payload.episodeId];
     if (!episode) return;
+    this.replied(episode, event.payload.text, event.payload.onebotMessageId);
     this.end(episode, 'replied', () => 'replied: the reply was delivered');
+  }
+
+  /** The bot's reply counts for the group actor and joins the thread it answers. */
+  private replied(episode: EpisodeEntry, text: string, messageId: string | undefined): void {
+    const actor = recordReply(
+      this.state.actor ?? initialActor(),
+      { at: this.now, partnerId: episode.senderId, threadId: episode.thread },
+      this.talk,
+    );
+    this.emit({ type: 'actor', actor, reason: `replied to ${episode.senderId} in ${episode.thread}` });
+    const thread = this.state.threads[episode.thread];
+    if (!thread) return;
+    const reply: { at: number; partnerId: string; text: string; messageId?: string } = {
+      at: this.now,
+      partnerId: episode.senderId,
+      text,
+    };
+    if (messageId !== undefined) reply.messageId = messageId;
+    this.emit({ type: 'thread', thread: botReplied(thread, reply), link: 'bot' });
   }
 
   private onSendProblem(event: EventOf<'send.failed' | 'send.unknown'>): void {
@@ -935,6 +1108,7 @@ class Turn {
     if (event.kind === EventKind.SendFailed) {
       this.end(episode, 'skipped', () => `skipped: the reply could not be delivered (${p.error.code})`);
     } else {
+      this.replied(episode, p.text, undefined);
       this.end(episode, 'replied', () => `replied: delivery unconfirmed (${p.error.code})`);
     }
   }

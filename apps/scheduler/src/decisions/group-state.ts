@@ -1,4 +1,5 @@
 import type {
+  DecisionKeywordHit,
   DecisionOutcome,
   DispatchLane,
   EpisodeControlPayload,
@@ -7,6 +8,8 @@ import type {
   StateTransition,
   TimerPurpose,
 } from '@app/contracts';
+import { initialActor, type GroupActorState } from '../actors/group-actor.js';
+import type { ThreadSettings, ThreadState } from '../threads/thread-linking.js';
 
 /*
  * The scheduler's state of one group (its part of the GroupActor): the events it still tracks, the senders'
@@ -15,7 +18,7 @@ import type {
  * `Keyspace.groupState`), folded by `evolve` from the effects `decide` returns.
  */
 
-/** The thread an event belongs to until thread linking (issue 7) assigns real ones. */
+/** The thread of events with no group (nothing to link them with). */
 export const MAIN_THREAD = 'main';
 
 export interface TrackedEvent {
@@ -59,6 +62,8 @@ export interface SnoozedBatch {
   eventIds: string[];
   count: number;
   timerId: string;
+  /** The keyword lexicon version attention judged it with (`KeywordLookup.versionFor`). */
+  keywordVersion?: string;
 }
 
 export type EpisodeStatus = 'offered' | 'running' | 'waiting' | 'replied' | 'retrying';
@@ -104,13 +109,26 @@ export interface GroupState {
   timers: Record<string, LiveTimer>;
   /** Episodes that ended lately (newest last), so a late `start` of one is recognised and ignored. */
   ended: string[];
+  /** Live threads by id (`threads/`). */
+  threads: Record<string, ThreadState>;
+  /** The group actor: the bot's own part in the group (`actors/`). */
+  actor: GroupActorState;
 }
 
 /** How many ended episode ids a group remembers. */
 export const ENDED_KEPT = 64;
 
 export function initialState(): GroupState {
-  return { events: {}, batches: {}, snoozed: {}, episodes: {}, timers: {}, ended: [] };
+  return {
+    events: {},
+    batches: {},
+    snoozed: {},
+    episodes: {},
+    timers: {},
+    ended: [],
+    threads: {},
+    actor: initialActor(),
+  };
 }
 
 export interface TimerSpec {
@@ -132,6 +150,8 @@ export interface JobSpec {
   groupId: string | null;
   triggerEventId: string;
   fragmentIds: string[];
+  /** The thread the episode answers in. */
+  thread?: string;
   /** Product time the run must give up. */
   deadline: number;
   controlSeq: number;
@@ -143,6 +163,8 @@ export interface DecisionRecord {
   reason: string;
   features: Record<string, number>;
   episodeId?: string;
+  threadId?: string;
+  keywordHits?: DecisionKeywordHit[];
 }
 
 /** The facts `decide` returns; `evolve` folds them into the state and the adapter turns them into effects. */
@@ -161,7 +183,13 @@ export type SchedulerEffect =
   /** Take the job out of the dispatcher: remove it if still waiting, free its slot if it runs. */
   | { type: 'withdrawn'; jobId: string }
   /** The job's run ended (completed or parked): free its slot. */
-  | { type: 'released'; jobId: string };
+  | { type: 'released'; jobId: string }
+  /** A thread changed (`link` says why); `thread.updated`. */
+  | { type: 'thread'; thread: ThreadState; link: string; subjectEventId?: string }
+  /** A thread went idle and left the live threads; `thread.idle`. */
+  | { type: 'threadIdle'; thread: ThreadState }
+  /** The group actor changed; `publish` when it is a fact worth the log (a reply, an episode). */
+  | { type: 'actor'; actor: GroupActorState; reason?: string };
 
 export interface SchedulerSettings {
   debounceQuietMs: number;
@@ -173,4 +201,6 @@ export interface SchedulerSettings {
   episodeRetries: number;
   retryDelayMs: number;
   maxSnoozes: number;
+  /** Thread linking gaps (`threads/`). */
+  threads: ThreadSettings;
 }

@@ -9,12 +9,15 @@ import {
   type EventOf,
   type MessagePayload,
   type StateTransition,
+  type ThreadUpdatedPayload,
   type TimerPurpose,
 } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
 import { Clock, QunliConfig } from '@app/platform';
 import type { AttentionPolicy } from '../decisions/attention.policy.js';
-import { messagesNeeded, react } from '../decisions/event.decider.js';
+import { repliesInWindow } from '../actors/group-actor.js';
+import { DEFAULT_TALK, messagesNeeded, react } from '../decisions/event.decider.js';
+import type { ThreadState } from '../threads/thread-linking.js';
 import type {
   DecisionRecord,
   GroupState,
@@ -39,8 +42,30 @@ function isEmpty(state: GroupState): boolean {
     Object.keys(state.batches).length === 0 &&
     Object.keys(state.snoozed).length === 0 &&
     Object.keys(state.episodes).length === 0 &&
-    Object.keys(state.timers).length === 0
+    Object.keys(state.timers).length === 0 &&
+    Object.keys(state.threads ?? {}).length === 0
   );
+}
+
+function threadSnapshot(thread: ThreadState, link: string): ThreadUpdatedPayload {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    threadId: thread.id,
+    version: Math.max(1, thread.version),
+    startedAt: iso(thread.startedAt),
+    lastActivityAt: iso(thread.lastAt),
+    participants: thread.participants.slice(0, 32),
+    messages: thread.messages,
+    botJoined: thread.botJoined,
+    ...(thread.lastBotAt !== undefined ? { lastBotReplyAt: iso(thread.lastBotAt) } : {}),
+    openQuestions: thread.openQuestions.slice(0, 8).map((q) => ({
+      eventId: q.eventId,
+      senderId: q.senderId,
+      askedAt: iso(q.at),
+      text: q.text.slice(0, 120),
+    })),
+    link,
+  };
 }
 
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
@@ -79,9 +104,9 @@ export class GroupRuntime {
     // Not every @ needs it; a failure only matters to the one that awaits it.
     recent?.catch(() => undefined);
     const before = await this.states.load(ctx, groupId);
-    const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before));
-    if (isMessage(event)) messages.set(event.id, event);
     const now = this.clock.nowMs();
+    const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before, this.settings.threads, now));
+    if (isMessage(event)) messages.set(event.id, event);
     const { state, effects } = react(event, before, {
       now,
       groupId: event.groupId,
@@ -94,6 +119,7 @@ export class GroupRuntime {
     const window = () => (recent ??= this.states.recent(ctx, groupId));
     await this.dispatchSide(event, effects, messages, ctx, window);
     this.publishMoves(event, effects, ctx);
+    this.publishAttention(event, effects, state, now, ctx);
     this.writeTimers(event, effects, before, now, ctx);
     for (const effect of effects) {
       if (effect.type === 'control') {
@@ -211,12 +237,14 @@ export class GroupRuntime {
       }
       return found;
     };
+    // The episode's thread travels on its messages, so cognition and memory see the thread attention linked.
+    const inThread = (e: EventEnvelope<MessagePayload>) => (spec.thread ? { ...e, threadId: spec.thread } : e);
     return EpisodeJob.create({
       episodeId: spec.episodeId,
       groupId: spec.groupId,
       mode: 'start',
-      trigger: envelope(spec.triggerEventId),
-      fragments: spec.fragmentIds.map(envelope),
+      trigger: inThread(envelope(spec.triggerEventId)),
+      fragments: spec.fragmentIds.map(envelope).map(inThread),
       context: GroupStateStore.contextOf(await window(), new Set(subjects)),
       deadline,
       controlSeq: 1,
@@ -257,6 +285,8 @@ export class GroupRuntime {
               features: decision.features,
               transitions,
               ...(decision.episodeId ? { episodeId: decision.episodeId } : {}),
+              ...(decision.threadId !== undefined ? { threadId: decision.threadId } : {}),
+              keywordHits: decision.keywordHits ?? [],
             },
           }),
         );
@@ -265,6 +295,73 @@ export class GroupRuntime {
           makeEvent({ ...common, kind: EventKind.EventTransitioned, payload: { subjectEventId, transitions } }),
         );
       }
+    }
+  }
+
+  /**
+   * Threads and the group actor as facts in the log (so their read models rebuild on replay): the newest snapshot
+   * of each thread this turn changed, each thread that went idle, and the actor when a reply or an ambient episode
+   * changed its budget.
+   */
+  private publishAttention(
+    event: EventEnvelope,
+    effects: SchedulerEffect[],
+    after: GroupState,
+    now: number,
+    ctx: StreamContext,
+  ): void {
+    const createdAt = new Date(now);
+    const common = { groupId: event.groupId, source: 'scheduler', cause: event, createdAt };
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const changed = new Map<string, Extract<SchedulerEffect, { type: 'thread' }>>();
+    const idle = new Set<string>();
+    let actorReason: string | undefined;
+    for (const effect of effects) {
+      if (effect.type === 'thread') {
+        const earlier = changed.get(effect.thread.id);
+        changed.set(effect.thread.id, { ...effect, subjectEventId: effect.subjectEventId ?? earlier?.subjectEventId });
+      } else if (effect.type === 'threadIdle') {
+        idle.add(effect.thread.id);
+        ctx.publish(
+          makeEvent({
+            ...common,
+            kind: EventKind.ThreadIdle,
+            threadId: effect.thread.id,
+            payload: { ...threadSnapshot(effect.thread, 'idle'), idleAt: iso(now) },
+          }),
+        );
+      } else if (effect.type === 'actor' && effect.reason !== undefined) {
+        actorReason = effect.reason;
+      }
+    }
+    for (const [threadId, effect] of changed) {
+      if (idle.has(threadId) && !after.threads[threadId]) continue;
+      const payload = threadSnapshot(effect.thread, effect.link);
+      if (effect.subjectEventId !== undefined) payload.subjectEventId = effect.subjectEventId;
+      ctx.publish(makeEvent({ ...common, kind: EventKind.ThreadUpdated, threadId, payload }));
+    }
+    if (actorReason !== undefined) {
+      const talk = this.attention.talk?.(event.groupId) ?? DEFAULT_TALK;
+      const actor = after.actor;
+      const inFlight = Object.values(after.episodes).filter((e) => e.lane === 'ambient' && e.status !== 'replied');
+      ctx.publish(
+        makeEvent({
+          ...common,
+          kind: EventKind.GroupActorUpdated,
+          payload: {
+            // Product time orders the actor's snapshots even when an idle group's state was dropped and rebuilt.
+            version: Math.max(1, now),
+            ...(actor.lastBotReplyAt !== undefined ? { lastBotReplyAt: iso(actor.lastBotReplyAt) } : {}),
+            ...(actor.lastPartnerId !== undefined ? { lastPartnerId: actor.lastPartnerId } : {}),
+            repliesInWindow: repliesInWindow(actor, now, talk) + inFlight.length,
+            budget: talk.budget,
+            ...(actor.cooldownUntil !== undefined ? { cooldownUntil: iso(actor.cooldownUntil) } : {}),
+            activeThreads: Object.keys(after.threads).slice(0, 32),
+            activeEvents: Object.keys(after.events).length,
+            reason: actorReason.slice(0, 200),
+          },
+        }),
+      );
     }
   }
 

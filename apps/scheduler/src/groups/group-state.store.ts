@@ -30,7 +30,8 @@ function isIdle(state: GroupState): boolean {
     Object.keys(state.batches).length === 0 &&
     Object.keys(state.snoozed).length === 0 &&
     Object.keys(state.episodes).length === 0 &&
-    Object.keys(state.timers).length === 0
+    Object.keys(state.timers).length === 0 &&
+    Object.keys(state.threads ?? {}).length === 0
   );
 }
 
@@ -63,7 +64,7 @@ export class GroupStateStore implements PartitionTask {
   async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
     if (this.empty.get(ctx.partition)?.has(groupId)) return initialState();
     const raw = await this.redis.get(ctx.keys.groupState(ctx.partition, groupId));
-    return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as GroupState) };
+    return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as Partial<GroupState>) };
   }
 
   /** Stage the state write; `wasEmpty` when the group had no state key before this event. */

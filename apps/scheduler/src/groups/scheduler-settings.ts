@@ -1,5 +1,6 @@
 import type { QunliConfig } from '@app/platform';
 import type { SchedulerSettings } from '../decisions/group-state.js';
+import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 
 /** How often a batch may be snoozed before it is skipped. */
 export const MAX_SNOOZES = 3;
@@ -15,5 +16,6 @@ export function schedulerSettings(config: QunliConfig): SchedulerSettings {
     episodeRetries: config.QUNLI_EPISODE_RETRIES,
     retryDelayMs: config.QUNLI_EPISODE_RETRY_MS,
     maxSnoozes: MAX_SNOOZES,
+    threads: DEFAULT_THREAD_SETTINGS,
   };
 }

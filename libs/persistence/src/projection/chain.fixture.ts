@@ -276,5 +276,58 @@ export function schedulerChain(groupId = '30001', startMs = Date.UTC(2026, 10, 3
       createdAt: at(1500),
       payload: { timerId: `deadline:${episodeId}`, purpose: 'deadline', reason: 'the episode ended' },
     }),
+    ...attentionFacts(groupId, subject, at),
+  ];
+}
+
+/** A thread as attention reports it (opened, answered by the bot, idle) and the group actor after the reply. */
+function attentionFacts(groupId: string, subject: string, at: (offsetMs: number) => Date): EventEnvelope[] {
+  const threadId = `t-${subject}`;
+  const scheduler = { groupId, source: 'scheduler', threadId } as const;
+  const snapshot = (version: number, lastMs: number, botJoined: boolean) => ({
+    threadId,
+    version,
+    startedAt: at(0).toISOString(),
+    lastActivityAt: at(lastMs).toISOString(),
+    participants: botJoined ? ['40002', 'self'] : ['40002'],
+    messages: 1,
+    botJoined,
+    ...(botJoined ? { lastBotReplyAt: at(lastMs).toISOString() } : {}),
+    openQuestions: botJoined
+      ? []
+      : [{ eventId: subject, senderId: '40002', askedAt: at(0).toISOString(), text: '猫咪吐毛球怎么办？' }],
+    link: botJoined ? 'bot' : 'new',
+  });
+  return [
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.ThreadUpdated,
+      createdAt: at(0),
+      payload: { ...snapshot(1, 0, false), subjectEventId: subject },
+    }),
+    makeEvent({ ...scheduler, kind: EventKind.ThreadUpdated, createdAt: at(1400), payload: snapshot(2, 1400, true) }),
+    makeEvent({
+      groupId,
+      source: 'scheduler',
+      kind: EventKind.GroupActorUpdated,
+      createdAt: at(1400),
+      payload: {
+        version: at(1400).getTime(),
+        lastBotReplyAt: at(1400).toISOString(),
+        lastPartnerId: '40002',
+        repliesInWindow: 1,
+        budget: 3,
+        cooldownUntil: at(76_400).toISOString(),
+        activeThreads: [threadId],
+        activeEvents: 0,
+        reason: `replied to 40002 in ${threadId}`,
+      },
+    }),
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.ThreadIdle,
+      createdAt: at(601_400),
+      payload: { ...snapshot(2, 1400, true), idleAt: at(601_400).toISOString() },
+    }),
   ];
 }

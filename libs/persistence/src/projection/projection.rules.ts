@@ -6,6 +6,8 @@ import {
   type MessageSegment,
   type StateTransition,
 } from '@app/contracts';
+import { foldAttentionEvent, type AttentionPatches } from './attention-projection.rules.js';
+import type { GroupActorRow, ThreadRow } from './attention.rows.js';
 import { foldLifeEvent, type LifePatches } from './life-projection.rules.js';
 import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from './life.rows.js';
 import { foldMemoryEvent, foldMessageMemory, foldSentMemory, type MemoryPatches } from './memory-projection.rules.js';
@@ -251,6 +253,8 @@ export interface ReadModelRows {
   episodeControls: EpisodeControlRow;
   notices: NoticeRow;
   requests: RequestRow;
+  threads: ThreadRow;
+  groupActors: GroupActorRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -294,6 +298,39 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   episodeControls: { key: ['episodeId', 'seq'] },
   notices: { key: ['eventId'] },
   requests: { key: ['eventId'] },
+  threads: {
+    key: ['threadId'],
+    versioned: {
+      version: 'version',
+      columns: [
+        'lastActivityAt',
+        'participants',
+        'messages',
+        'botJoined',
+        'lastBotReplyAt',
+        'openQuestions',
+        'status',
+        'lastLink',
+      ],
+    },
+  },
+  groupActors: {
+    key: ['groupId'],
+    versioned: {
+      version: 'version',
+      columns: [
+        'lastBotReplyAt',
+        'lastPartnerId',
+        'repliesInWindow',
+        'budget',
+        'cooldownUntil',
+        'activeThreads',
+        'activeEvents',
+        'reason',
+        'updatedAt',
+      ],
+    },
+  },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -343,6 +380,8 @@ export function emptyProjection(): Projection {
     episodeControls: new Map(),
     notices: new Map(),
     requests: new Map(),
+    threads: new Map(),
+    groupActors: new Map(),
   };
 }
 
@@ -352,6 +391,13 @@ function lifePatches(projection: Projection): LifePatches {
     activities: (patch) => put(projection, 'activities', patch),
     beats: (patch) => put(projection, 'beats', patch),
     agendaMilestones: (patch) => put(projection, 'agendaMilestones', patch),
+  };
+}
+
+function attentionPatches(projection: Projection): AttentionPatches {
+  return {
+    threads: (patch) => put(projection, 'threads', patch),
+    groupActors: (patch) => put(projection, 'groupActors', patch),
   };
 }
 
@@ -851,6 +897,11 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       return;
     }
+    case EventKind.ThreadUpdated:
+    case EventKind.ThreadIdle:
+    case EventKind.GroupActorUpdated:
+      foldAttentionEvent(event as EventOf<typeof kind>, attentionPatches(projection));
+      return;
     case EventKind.SendVerified:
     case EventKind.ToolResult:
       // No read model yet; event_log keeps these events for the issues that project them.

@@ -1,0 +1,157 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { Redis } from 'ioredis';
+import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConsumerGroup, EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf } from '@app/contracts';
+import { connectStreamConsumer, EventLog } from '@app/event-bus';
+import { Metrics, QunliConfig } from '@app/platform';
+import {
+  createTestDatabase,
+  deleteKeys,
+  sampleMessage,
+  testConfig,
+  testRedis,
+  TEST_REDIS_URL,
+  uniquePrefix,
+  type TestDatabase,
+} from '@app/testing';
+import { GroupStateStore } from '../groups/group-state.store.js';
+import { SchedulerModule } from '../scheduler.module.js';
+import { TimerWheel } from '../timers/timer-wheel.js';
+
+/*
+ * The scheduler as it runs (real Redis, Postgres, durable timers on a scaled clock) with the attention it ships:
+ * an open question in the persona's interests waits, nobody answers, and it goes to an episode; chatter is
+ * recorded and skipped; the thread and its open question are projected; every decision names its thread.
+ */
+
+const PARTITIONS = 2;
+const GROUP = '60001';
+let database: TestDatabase;
+let sql: pg.Client;
+let redis: Redis;
+let prefix: string;
+let keys: Keyspace;
+let log: EventLog;
+let app: INestApplication | undefined;
+let n = 1;
+
+function say(sender: string, text: string): EventEnvelope {
+  return makeEvent({
+    kind: EventKind.MessageObserved,
+    groupId: GROUP,
+    source: 'ingress',
+    priority: 5,
+    actorIds: [sender],
+    payload: sampleMessage(text, {
+      messageId: `am${n++}`,
+      sender: { userId: sender, nickname: sender, card: '', displayName: sender, role: 'member' },
+    }),
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function decisions(): Promise<EventOf<'decision.made'>[]> {
+  const raw = await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+');
+  return raw
+    .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
+    .filter((e): e is EventOf<'decision.made'> => e.groupId === GROUP && e.kind === EventKind.DecisionMade);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('attention');
+  sql = new pg.Client({ connectionString: database.url });
+  await sql.connect();
+  redis = testRedis();
+  prefix = uniquePrefix('attn');
+  keys = new Keyspace(prefix, PARTITIONS);
+  log = new EventLog(redis, keys, new Metrics('test', false));
+  const config = testConfig('scheduler', {
+    REDIS_URL: TEST_REDIS_URL,
+    DATABASE_URL: database.url,
+    QUNLI_REDIS_PREFIX: prefix,
+    QUNLI_PARTITIONS: PARTITIONS,
+    QUNLI_INSTANCE_ID: 'attention-a',
+    QUNLI_LEASE_MS: 1500,
+    QUNLI_CLAIM_IDLE_MS: 5000,
+    // Product time runs 20× faster: the persona's 42 s snooze is about 2 s here.
+    QUNLI_TIME_SCALE: 20,
+    QUNLI_TIME_EPOCH: new Date().toISOString(),
+    QUNLI_DEBOUNCE_QUIET_MS: 2000,
+    QUNLI_TIMER_POLL_MS: 50,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] })
+    .overrideProvider(QunliConfig)
+    .useValue(config)
+    .compile();
+  app = moduleRef.createNestApplication({ logger: ['error'] });
+  connectStreamConsumer(app, ConsumerGroup.Scheduler, {
+    partitionTasks: [app.get(GroupStateStore), app.get(TimerWheel)],
+    blockMs: 100,
+  });
+  await app.startAllMicroservices();
+  await app.init();
+}, 60_000);
+
+afterAll(async () => {
+  await app?.close();
+  await sql?.end();
+  await deleteKeys(redis, prefix);
+  await redis.quit();
+  await database?.drop();
+});
+
+describe('attention in the running scheduler', () => {
+  it('waits on an open question in its interests, takes it up when nobody answers, and skips chatter', async () => {
+    const question = say('alice', '有人知道猫咪吐毛球怎么办吗？');
+    const chatter = say('bob', '哈哈哈哈');
+    await log.append(question);
+    await log.append(chatter);
+
+    const reasons = await until('the question to go to an episode', async () => {
+      const mine = (await decisions()).filter((d) => d.payload.subjectEventId === question.id);
+      return mine.some((d) => d.payload.outcome === 'deliberate') ? mine.map((d) => d.payload.reason) : undefined;
+    });
+    expect(reasons[0]).toMatch(/^snoozed: .*about 猫/);
+    expect(reasons[reasons.length - 1]).toMatch(/^deliberate: 0\.\d\d ≥ 0\.67 \(nobody answered in \d+ s/);
+
+    const skipped = await until('the chatter to be skipped', async () =>
+      (await decisions()).find((d) => d.payload.subjectEventId === chatter.id),
+    );
+    expect(skipped.payload.reason).toMatch(/^skipped: chatter/);
+
+    const all = await decisions();
+    const threadId = `t-${question.id}`;
+    expect(all.every((d) => d.payload.threadId === threadId && Array.isArray(d.payload.keywordHits))).toBe(true);
+
+    const thread = await until('the thread projected', async () => {
+      const { rows } = await sql.query<{
+        participants: string[];
+        open_questions: { senderId: string }[];
+        status: string;
+      }>('SELECT participants, open_questions, status FROM threads WHERE thread_id = $1', [threadId]);
+      return rows[0]?.participants.length === 2 ? rows[0] : undefined;
+    });
+    expect(thread).toMatchObject({ participants: ['alice', 'bob'], status: 'live' });
+    expect(thread.open_questions.map((q) => q.senderId)).toEqual(['alice']);
+    const actor = await until('the group actor projected', async () => {
+      const { rows } = await sql.query<{ replies_in_window: number; reason: string }>(
+        'SELECT replies_in_window, reason FROM group_actors WHERE group_id = $1',
+        [GROUP],
+      );
+      return rows[0];
+    });
+    expect(actor.replies_in_window).toBe(1);
+    expect(actor.reason).toMatch(/^ambient episode .* takes a share of the reply budget$/);
+  }, 60_000);
+});
