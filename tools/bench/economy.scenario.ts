@@ -130,8 +130,9 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
          FROM messages m LEFT JOIN events e ON e.id = m.event_id
         WHERE coalesce(m.from_self, false) = false`,
     );
-    const episodes = await stack.sql.query<{ direct: boolean; steps: number }>(
-      `SELECT coalesce(m.direct, false) AS direct, coalesce(ep.steps, 0)::int AS steps
+    const episodes = await stack.sql.query<{ direct: boolean; steps: number; llmCalls: number }>(
+      `SELECT coalesce(m.direct, false) AS direct, coalesce(ep.steps, 0)::int AS steps,
+              (SELECT count(*) FROM llm_calls c WHERE c.episode_id = ep.id)::int AS "llmCalls"
          FROM episodes ep LEFT JOIN messages m ON m.event_id = ep.trigger_event_id`,
     );
     const deliveriesByTarget: Record<string, number> = {};
@@ -154,6 +155,13 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
     return {
       scenario: 'economy',
       ...figures,
+      memoryLlmCallsByWork: await memoryCallsByWork(stack.url('life-director')),
+      llmCallsByModel: Object.fromEntries(
+        [...new Set(llm.calls.map((c) => c.model))].map((model) => [
+          model,
+          llm.calls.filter((c) => c.model === model).length,
+        ]),
+      ),
       privateSends: Object.entries(deliveriesByTarget)
         .filter(([t]) => t.startsWith('private:'))
         .reduce((sum, [, n]) => sum + n, 0),
@@ -175,4 +183,15 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
     await llm.close();
     await peer.stop();
   }
+}
+
+/** The life director's own count of utils-model calls by work (summaries, facts, jargon, activity detail). */
+async function memoryCallsByWork(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const byWork: Record<string, number> = {};
+  for (const m of text.matchAll(/^qunli_memory_llm_calls_total\{([^}]*)\} (\S+)$/gm)) {
+    const work = /work="([^"]*)"/.exec(m[1]!)?.[1] ?? 'unknown';
+    byWork[work] = (byWork[work] ?? 0) + Number(m[2]);
+  }
+  return byWork;
 }

@@ -48,6 +48,26 @@ describe('economy figures', () => {
     });
     expect(figures.llmCallsDirect).toBe(1);
     expect(figures.llmCallsPer100Ambient).toBe(2);
+    expect(figures.llmCallsOutsideEpisodes).toBe(2);
+  });
+
+  it('attributes every recorded call of a direct episode (planner and replyer) to it, not one per step', () => {
+    const figures = economyFigures({
+      messages: [m(true, true, true), ...Array.from({ length: 100 }, (_, i) => m(false, i === 0, i === 0))],
+      episodes: [
+        { direct: true, steps: 1, llmCalls: 2 },
+        { direct: false, steps: 1, llmCalls: 2 },
+      ],
+      llmCalls: 5,
+      llmTokens: 0,
+      deliveriesByTarget: {},
+    });
+    expect(figures).toMatchObject({
+      llmCallsDirect: 2,
+      llmCallsAmbientEpisodes: 2,
+      llmCallsOutsideEpisodes: 1,
+      llmCallsPer100Ambient: 3,
+    });
   });
 
   it('is all zeros, not NaN, for a transcript with nothing in it', () => {

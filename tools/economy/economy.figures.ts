@@ -14,6 +14,8 @@ export interface EpisodeCost {
   direct: boolean;
   /** Model steps the episode recorded. */
   steps: number;
+  /** LLM calls recorded for the episode (`llm_calls.episode_id`: planner and replyer both); else one per step. */
+  llmCalls?: number;
 }
 
 export interface EconomyEvidence {
@@ -40,6 +42,10 @@ export interface EconomyFigures {
   ambientAnswered: number;
   llmCalls: number;
   llmCallsDirect: number;
+  /** Calls recorded for episodes whose trigger was ambient (what attention chose to think about). */
+  llmCallsAmbientEpisodes: number;
+  /** Calls no episode accounts for (memory and life-line utils work, timing gates, polishing). */
+  llmCallsOutsideEpisodes: number;
   llmTokens: number;
   handled: number;
   episodes: number;
@@ -50,15 +56,19 @@ const ratio = (part: number, whole: number, digits = 3) =>
   whole === 0 ? 0 : Math.round((part / whole) * 10 ** digits) / 10 ** digits;
 
 /**
- * The economy figures. LLM calls are attributed to direct messages by the steps their episodes recorded (one step,
- * one call); every other call — ambient episodes, and calls outside any step (a timing gate, polishing) — counts
- * against ambient. Conservative on purpose: overhead can only make `llmCallsPer100Ambient` worse, never hide.
+ * The economy figures. LLM calls are attributed to direct messages by the calls their episodes recorded (or one per
+ * step where none were recorded); every other call — ambient episodes, and calls outside any episode (memory and
+ * life-line utils work, a timing gate, polishing) — counts against ambient. Conservative on purpose: overhead can
+ * only make `llmCallsPer100Ambient` worse, never hide; the two parts are reported beside it.
  */
 export function economyFigures(evidence: EconomyEvidence): EconomyFigures {
   const direct = evidence.messages.filter((m) => m.direct);
   const ambient = evidence.messages.filter((m) => !m.direct);
-  const directSteps = evidence.episodes.filter((e) => e.direct).reduce((sum, e) => sum + e.steps, 0);
-  const llmCallsDirect = Math.min(evidence.llmCalls, directSteps);
+  const callsOf = (e: EpisodeCost) => e.llmCalls ?? e.steps;
+  const directCalls = evidence.episodes.filter((e) => e.direct).reduce((sum, e) => sum + callsOf(e), 0);
+  const llmCallsDirect = Math.min(evidence.llmCalls, directCalls);
+  const ambientEpisodeCalls = evidence.episodes.filter((e) => !e.direct).reduce((sum, e) => sum + callsOf(e), 0);
+  const llmCallsAmbientEpisodes = Math.min(evidence.llmCalls - llmCallsDirect, ambientEpisodeCalls);
   const handled = evidence.messages.filter((m) => m.deliberated).length;
   const sendsPerGroup = Object.fromEntries(
     Object.entries(evidence.deliveriesByTarget)
@@ -75,6 +85,8 @@ export function economyFigures(evidence: EconomyEvidence): EconomyFigures {
     ambientAnswered: ratio(ambient.filter((m) => m.answered).length, ambient.length),
     llmCalls: evidence.llmCalls,
     llmCallsDirect,
+    llmCallsAmbientEpisodes,
+    llmCallsOutsideEpisodes: evidence.llmCalls - llmCallsDirect - llmCallsAmbientEpisodes,
     llmTokens: evidence.llmTokens,
     handled,
     episodes: evidence.episodes.length,
