@@ -3,13 +3,20 @@ import { Redis } from 'ioredis';
 import { EventKind, makeEvent } from '@app/contracts';
 import { entryFields } from '@app/event-bus';
 import { sampleMessage } from '@app/testing';
+import { readIngressOutcomes } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { BenchStack } from './stack.js';
+import { ReverseWsLoad } from './ws-load.js';
+
+export const INGEST_TRANSPORTS = ['http', 'ws'] as const;
+export type IngestTransport = (typeof INGEST_TRANSPORTS)[number];
 
 export interface IngestOptions {
   messages: number;
   groups: number;
+  /** Keep-alive HTTP connections, or reverse WebSockets (NapCat opens one per bot account). */
   connections: number;
+  transport: IngestTransport;
 }
 
 /**
@@ -55,21 +62,13 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   try {
     const ceiling = await xaddCeiling(redisUrl, stack.prefix, 3);
-    const load = new OneBotLoad(stack.url('ingress'), options.connections);
+    const message = (i: number): Record<string, unknown> =>
+      groupMessage(300_000 + (i % options.groups), 20_000 + (i % 97), `第${i}条消息，大家好`);
     const started = performance.now();
-    let next = 0;
-    let rejected = 0;
-    const worker = async (): Promise<void> => {
-      while (next < options.messages) {
-        const i = next++;
-        const group = 300_000 + (i % options.groups);
-        const status = await load.post(groupMessage(group, 20_000 + (i % 97), `第${i}条消息，大家好`));
-        if (status !== 204) rejected++;
-      }
-    };
-    await Promise.all(Array.from({ length: options.connections }, worker));
-    const acceptedMs = performance.now() - started;
-    await load.close();
+    const { rejected, acceptedMs } =
+      options.transport === 'http'
+        ? await postAll(stack.url('ingress'), options, message)
+        : await sendAllFrames(stack.url('ingress'), options, message);
 
     let projected = 0;
     const deadline = Date.now() + 300_000;
@@ -92,6 +91,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     const msgPerSec = projected / (totalMs / 1000);
     return {
       scenario: 'ingest',
+      transport: options.transport,
       msgPerSec: round(msgPerSec),
       xaddCeilingPerSec: round(ceiling),
       ratio: round(msgPerSec / ceiling, 4),
@@ -107,5 +107,58 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     };
   } finally {
     await stack.stop();
+  }
+}
+
+interface Sent {
+  /** Inputs ingress did not accept. */
+  rejected: number;
+  /** From the first input sent to the last one accepted. */
+  acceptedMs: number;
+}
+
+async function postAll(
+  ingressUrl: string,
+  options: IngestOptions,
+  message: (i: number) => Record<string, unknown>,
+): Promise<Sent> {
+  const load = new OneBotLoad(ingressUrl, options.connections);
+  const started = performance.now();
+  let next = 0;
+  let rejected = 0;
+  const worker = async (): Promise<void> => {
+    while (next < options.messages) {
+      const status = await load.post(message(next++));
+      if (status !== 204) rejected++;
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, worker));
+  const acceptedMs = performance.now() - started;
+  await load.close();
+  return { rejected, acceptedMs };
+}
+
+/** Frames have no answer: ingress's counters tell when it settled them all (accepted or not). */
+async function sendAllFrames(
+  ingressUrl: string,
+  options: IngestOptions,
+  message: (i: number) => Record<string, unknown>,
+): Promise<Sent> {
+  const before = await readIngressOutcomes(ingressUrl);
+  const load = new ReverseWsLoad(ingressUrl, options.connections);
+  await load.open();
+  const started = performance.now();
+  for (let i = 0; i < options.messages; i++) await load.send(i, message(i));
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const now = await readIngressOutcomes(ingressUrl);
+    const accepted = now.accepted - before.accepted;
+    const refused = now.received - before.received - accepted;
+    if (accepted + refused >= options.messages || Date.now() > deadline) {
+      const acceptedMs = performance.now() - started;
+      await load.close();
+      return { rejected: options.messages - accepted, acceptedMs };
+    }
+    await sleep(20);
   }
 }
