@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { EventKind, makeEvent } from '@app/contracts';
 import { entryFields } from '@app/event-bus';
 import { sampleMessage } from '@app/testing';
-import { readIngressOutcomes } from '../harness/ingress-metrics.js';
+import { readIngressOutcomes, settled } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { BenchStack } from './stack.js';
 import { ReverseWsLoad } from './ws-load.js';
@@ -64,6 +64,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     const ceiling = await xaddCeiling(redisUrl, stack.prefix, 3);
     const message = (i: number): Record<string, unknown> =>
       groupMessage(300_000 + (i % options.groups), 20_000 + (i % 97), `第${i}条消息，大家好`);
+    const cpuBefore = stack.cpuMs();
     const started = performance.now();
     const { rejected, acceptedMs } =
       options.transport === 'http'
@@ -81,6 +82,10 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       await sleep(50);
     }
     const totalMs = performance.now() - started;
+    const cpuAfter = stack.cpuMs();
+    const cpuUsPerMessage = Object.fromEntries(
+      Object.entries(cpuAfter).map(([app, ms]) => [app, round(((ms - (cpuBefore[app] ?? 0)) * 1000) / projected)]),
+    );
     const { rows: lag } = await stack.sql.query<{ p50: number; p99: number }>(
       `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
               percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
@@ -97,6 +102,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       ratio: round(msgPerSec / ceiling, 4),
       projectionLagP99Ms: round(Number(lag[0]!.p99)),
       projectionLagP50Ms: round(Number(lag[0]!.p50)),
+      cpuUsPerMessage,
       ingressAcceptPerSec: round((options.messages - rejected) / (acceptedMs / 1000)),
       messages: options.messages,
       projected,
@@ -153,8 +159,7 @@ async function sendAllFrames(
   for (;;) {
     const now = await readIngressOutcomes(ingressUrl);
     const accepted = now.accepted - before.accepted;
-    const refused = now.received - before.received - accepted;
-    if (accepted + refused >= options.messages || Date.now() > deadline) {
+    if (settled(now) - settled(before) >= options.messages || Date.now() > deadline) {
       const acceptedMs = performance.now() - started;
       await load.close();
       return { rejected: options.messages - accepted, acceptedMs };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Redis } from 'ioredis';
@@ -50,6 +51,26 @@ export class BenchStack {
     const process = this.apps.get(app);
     if (!process) throw new Error(`${app} is not part of this benchmark stack`);
     return process.url;
+  }
+
+  /**
+   * CPU time (user + system, ms) each app process has used so far, from `/proc/<pid>/stat`: on a machine shared
+   * with other work, CPU per message says more about a change than wall-clock throughput does.
+   */
+  cpuMs(): Record<string, number> {
+    const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
+    const used: Record<string, number> = {};
+    for (const [name, app] of this.apps) {
+      if (app.pid === undefined) continue;
+      try {
+        const stat = readFileSync(`/proc/${app.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        used[name] = (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
+      } catch {
+        // Not Linux, or the process is gone: no figure.
+      }
+    }
+    return used;
   }
 
   async start(): Promise<void> {
