@@ -17,6 +17,8 @@ export interface IngestOptions {
   /** Keep-alive HTTP connections, or reverse WebSockets (NapCat opens one per bot account). */
   connections: number;
   transport: IngestTransport;
+  /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
+  cpuProfDir?: string;
 }
 
 /**
@@ -57,7 +59,11 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
  * post to the last projection.
  */
 export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
-  const stack = new BenchStack(['ingress', 'scheduler']);
+  const stack = new BenchStack(
+    ['ingress', 'scheduler'],
+    {},
+    options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
+  );
   await stack.start();
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   try {

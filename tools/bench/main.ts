@@ -32,6 +32,7 @@ const SCENARIOS: Record<string, Scenario> = {
       transport: ingestTransport(flags.get('transport') ?? 'http'),
       // NapCat opens one reverse WebSocket per bot account; an HTTP reporter posts over many keep-alive sockets.
       connections: number(flags, 'connections', flags.get('transport') === 'ws' ? 1 : 64),
+      ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   economy: (flags) =>
     economy({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
+import * as contracts from '@app/contracts';
 import type { EventEnvelope } from '@app/contracts';
 
 /**
@@ -28,16 +29,21 @@ interface Constraint {
 }
 
 /**
- * Fingerprint of class-validator's registered rules. The storage's map of rules is private API; if it is not
- * there, every process gets a fingerprint of its own, so no seal is trusted across processes (safe, just slower).
+ * Fingerprint of the rules class-validator holds for the contracts' classes (the envelope, every payload and what
+ * they nest), and of which payload class each kind maps to. Only the contracts' classes: an app registers rules
+ * of its own (configuration, DTOs) that must not make its fingerprint differ from another app's. The storage's
+ * map of rules is private API; if it is not there, every process gets a fingerprint of its own, so no seal is
+ * trusted across processes (safe, just slower).
  */
 export function schemaFingerprint(): string {
   if (fingerprint !== undefined) return fingerprint;
   const storage = getMetadataStorage() as unknown as { validationMetadatas?: Map<unknown, Constraint[]> };
   const hash = createHash('sha1');
   if (storage.validationMetadatas instanceof Map) {
-    const lines: string[] = [];
-    for (const list of storage.validationMetadatas.values()) {
+    const contractClasses = new Set<unknown>(Object.values(contracts).filter((value) => typeof value === 'function'));
+    const lines = Object.entries(contracts.PAYLOAD_CLASSES).map(([kind, payload]) => `${kind}=${payload.name}`);
+    for (const [target, list] of storage.validationMetadatas) {
+      if (!contractClasses.has(target)) continue;
       for (const m of list) {
         const target = typeof m.target === 'function' ? (m.target as { name: string }).name : String(m.target);
         lines.push(
