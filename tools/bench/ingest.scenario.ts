@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { join } from 'node:path';
 import { EventKind, makeEvent } from '@app/contracts';
-import { entryFields } from '@app/event-bus';
-import { sampleMessage } from '@app/testing';
+import { sealedFields, sealEnvelope } from '@app/event-bus';
+import { createRedis } from '@app/platform';
+import { REPO_ROOT, sampleMessage } from '@app/testing';
 import { readIngressOutcomes, settled } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { BenchStack } from './stack.js';
@@ -17,6 +18,8 @@ export interface IngestOptions {
   /** Keep-alive HTTP connections, or reverse WebSockets (NapCat opens one per bot account). */
   connections: number;
   transport: IngestTransport;
+  /** Run on a local three-master Redis Cluster the bench starts (and stops), instead of `REDIS_URL`. */
+  cluster: boolean;
   /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
   cpuProfDir?: string;
 }
@@ -26,7 +29,7 @@ export interface IngestOptions {
  * the ceiling any event log on this Redis could reach.
  */
 async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): Promise<number> {
-  const redis = new Redis(redisUrl);
+  const redis = createRedis(redisUrl, 'qunli-bench-ceiling', { enableAutoPipelining: false });
   const key = `${prefix}:xadd-ceiling`;
   const event = makeEvent({
     kind: EventKind.MessageObserved,
@@ -36,7 +39,8 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
       sender: { userId: '20001', nickname: 'user20001', card: '', displayName: 'user20001', role: 'member' },
     }),
   });
-  const fields = entryFields(event);
+  // Sealed as the bus's writers store it, so the entries are the size ingress writes.
+  const fields = sealedFields(sealEnvelope(event));
   let written = 0;
   const started = performance.now();
   try {
@@ -53,20 +57,35 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
   }
 }
 
+interface LocalCluster {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The same helper the `cluster` test tier uses (plain ESM in tools/lib, so Jest's global setup can load it). */
+async function startCluster(): Promise<LocalCluster> {
+  const helper = (await import(join(REPO_ROOT, 'tools/lib/redis-cluster.mjs'))) as {
+    startRedisCluster(masters: number): Promise<LocalCluster>;
+  };
+  return helper.startRedisCluster(3);
+}
+
 /**
  * Signed OneBot group messages across many groups through ingress → scheduler decision → Postgres projection.
  * `msgPerSec` counts a message once its decision is projected (the whole path), over the time from the first
  * post to the last projection.
  */
 export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
+  const cluster = options.cluster ? await startCluster() : undefined;
+  const redisUrl = cluster?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const stack = new BenchStack(
     ['ingress', 'scheduler'],
     {},
     options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
+    redisUrl,
   );
-  await stack.start();
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   try {
+    await stack.start();
     const ceiling = await xaddCeiling(redisUrl, stack.prefix, 3);
     const message = (i: number): Record<string, unknown> =>
       groupMessage(300_000 + (i % options.groups), 20_000 + (i % 97), `第${i}条消息，大家好`);
@@ -103,6 +122,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     return {
       scenario: 'ingest',
       transport: options.transport,
+      cluster: options.cluster,
       msgPerSec: round(msgPerSec),
       xaddCeilingPerSec: round(ceiling),
       ratio: round(msgPerSec / ceiling, 4),
@@ -119,6 +139,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     };
   } finally {
     await stack.stop();
+    await cluster?.stop();
   }
 }
 

@@ -32,6 +32,7 @@ const SCENARIOS: Record<string, Scenario> = {
       transport: ingestTransport(flags.get('transport') ?? 'http'),
       // NapCat opens one reverse WebSocket per bot account; an HTTP reporter posts over many keep-alive sockets.
       connections: number(flags, 'connections', flags.get('transport') === 'ws' ? 1 : 64),
+      cluster: flags.has('cluster'),
       ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   economy: (flags) =>
@@ -84,6 +85,7 @@ function parse(argv: string[]): { scenario: string | undefined; json: boolean; f
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
+    else if (arg === '--cluster') flags.set('cluster', 'true');
     else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split('=', 2);
       flags.set(name!, inline ?? argv[++i] ?? '');

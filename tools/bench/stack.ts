@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
+import { createRedis } from '@app/platform';
 import {
   AppProcess,
   assertBuilt,
@@ -11,7 +12,6 @@ import {
   freePort,
   PORT_SETTING,
   REPO_ROOT,
-  testRedis,
   uniquePrefix,
   type AppUnderTest,
   type TestDatabase,
@@ -36,6 +36,8 @@ export class BenchStack {
     private readonly names: AppUnderTest[],
     private readonly extraEnv: Record<string, string> = {},
     private readonly nodeArgs: string[] = [],
+    /** Another Redis than the tests' (`REDIS_URL`): a Redis Cluster seed list the bench started, for one. */
+    readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   ) {}
 
   /** The benchmark database's URL (for in-process readers such as the memory-recall retrieval). */
@@ -78,9 +80,9 @@ export class BenchStack {
     this.db = await createTestDatabase('bench');
     this.sql = new pg.Client({ connectionString: this.db.url });
     await this.sql.connect();
-    this.redis = testRedis();
+    this.redis = createRedis(this.redisUrl, 'qunli-bench', { maxRetriesPerRequest: 3, enableAutoPipelining: false });
     const common: Record<string, string> = {
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: this.redisUrl,
       DATABASE_URL: this.db.url,
       QUNLI_REDIS_PREFIX: this.prefix,
       QUNLI_SELF_ID: BENCH_SELF_ID,
