@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { envelopeErrors, Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
+import { Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
 import { Metrics, REDIS } from '@app/platform';
 import { BusMetrics } from './bus-metrics.js';
+import { checkedEnvelopeErrors } from './envelope-check.js';
 import { sealedFields, sealEnvelope, type SealedEntry } from './entry-seal.js';
 
 /**
@@ -49,7 +50,7 @@ export class EventLog {
 
   /** Throws `ValidationFailed` naming every bad field. */
   validate(event: EventEnvelope): void {
-    const errors = envelopeErrors(event);
+    const errors = checkedEnvelopeErrors(event);
     if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
   }
 

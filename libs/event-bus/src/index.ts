@@ -8,3 +8,4 @@ export * from './stream-consumers.js';
 export * from './stream-context.js';
 export * from './transient-error.js';
 export * from './entry-seal.js';
+export * from './envelope-check.js';

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { envelopeErrors, PRIORITY, type EventEnvelope, type Keyspace } from '@app/contracts';
 import { commitArguments, COMMIT_SCRIPT } from './commit.script.js';
 import type { BatchEntry, BatchHandler } from './consumer-types.js';
+import { checkedEnvelopeErrors } from './envelope-check.js';
 import { SEAL_FIELD, sealedFields, sealEnvelope, sealHolds, type SealedEntry } from './entry-seal.js';
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
 import type { BusMetrics } from './bus-metrics.js';
@@ -378,7 +379,7 @@ export class PartitionReader {
     const here: SealedEntry[] = [];
     const elsewhere: { partition: number; entry: SealedEntry }[] = [];
     for (const published of ctx.published) {
-      const errors = envelopeErrors(published);
+      const errors = checkedEnvelopeErrors(published);
       if (errors.length > 0) {
         throw new Error(
           `handler published an invalid ${published.kind} event: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
