@@ -45,5 +45,17 @@ export default {
       displayName: 'chaos',
       testMatch: ['<rootDir>/test/chaos/**/*.chaos-spec.ts'],
     },
+    {
+      ...common,
+      // The bus's medium specs and the walking skeleton again, on a local 3-master Redis Cluster made for the run
+      // (docs/redis-cluster.md): proves every key family keeps its hash tag (no CROSSSLOT).
+      displayName: 'cluster',
+      testMatch: [
+        '<rootDir>/libs/event-bus/src/**/*.medium-spec.ts',
+        '<rootDir>/test/e2e/walking-skeleton.e2e-spec.ts',
+      ],
+      globalSetup: '<rootDir>/test/setup/cluster-global-setup.mjs',
+      globalTeardown: '<rootDir>/test/setup/cluster-global-teardown.mjs',
+    },
   ],
 };

@@ -1,15 +1,27 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
+import { join } from 'node:path';
 import { EventKind, makeEvent } from '@app/contracts';
-import { entryFields } from '@app/event-bus';
-import { sampleMessage } from '@app/testing';
+import { sealedFields, sealEnvelope } from '@app/event-bus';
+import { createRedis } from '@app/platform';
+import { REPO_ROOT, sampleMessage } from '@app/testing';
+import { readIngressOutcomes, settled } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { BenchStack } from './stack.js';
+import { ReverseWsLoad } from './ws-load.js';
+
+export const INGEST_TRANSPORTS = ['http', 'ws'] as const;
+export type IngestTransport = (typeof INGEST_TRANSPORTS)[number];
 
 export interface IngestOptions {
   messages: number;
   groups: number;
+  /** Keep-alive HTTP connections, or reverse WebSockets (NapCat opens one per bot account). */
   connections: number;
+  transport: IngestTransport;
+  /** Run on a local three-master Redis Cluster the bench starts (and stops), instead of `REDIS_URL`. */
+  cluster: boolean;
+  /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
+  cpuProfDir?: string;
 }
 
 /**
@@ -17,7 +29,7 @@ export interface IngestOptions {
  * the ceiling any event log on this Redis could reach.
  */
 async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): Promise<number> {
-  const redis = new Redis(redisUrl);
+  const redis = createRedis(redisUrl, 'qunli-bench-ceiling', { enableAutoPipelining: false });
   const key = `${prefix}:xadd-ceiling`;
   const event = makeEvent({
     kind: EventKind.MessageObserved,
@@ -27,7 +39,8 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
       sender: { userId: '20001', nickname: 'user20001', card: '', displayName: 'user20001', role: 'member' },
     }),
   });
-  const fields = entryFields(event);
+  // Sealed as the bus's writers store it, so the entries are the size ingress writes.
+  const fields = sealedFields(sealEnvelope(event));
   let written = 0;
   const started = performance.now();
   try {
@@ -44,32 +57,44 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
   }
 }
 
+interface LocalCluster {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The same helper the `cluster` test tier uses (plain ESM in tools/lib, so Jest's global setup can load it). */
+async function startCluster(): Promise<LocalCluster> {
+  const helper = (await import(join(REPO_ROOT, 'tools/lib/redis-cluster.mjs'))) as {
+    startRedisCluster(masters: number): Promise<LocalCluster>;
+  };
+  return helper.startRedisCluster(3);
+}
+
 /**
  * Signed OneBot group messages across many groups through ingress → scheduler decision → Postgres projection.
  * `msgPerSec` counts a message once its decision is projected (the whole path), over the time from the first
  * post to the last projection.
  */
 export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
-  const stack = new BenchStack(['ingress', 'scheduler']);
-  await stack.start();
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const cluster = options.cluster ? await startCluster() : undefined;
+  const redisUrl = cluster?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const stack = new BenchStack(
+    ['ingress', 'scheduler'],
+    {},
+    options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
+    redisUrl,
+  );
   try {
+    await stack.start();
     const ceiling = await xaddCeiling(redisUrl, stack.prefix, 3);
-    const load = new OneBotLoad(stack.url('ingress'), options.connections);
+    const message = (i: number): Record<string, unknown> =>
+      groupMessage(300_000 + (i % options.groups), 20_000 + (i % 97), `第${i}条消息，大家好`);
+    const cpuBefore = stack.cpuMs();
     const started = performance.now();
-    let next = 0;
-    let rejected = 0;
-    const worker = async (): Promise<void> => {
-      while (next < options.messages) {
-        const i = next++;
-        const group = 300_000 + (i % options.groups);
-        const status = await load.post(groupMessage(group, 20_000 + (i % 97), `第${i}条消息，大家好`));
-        if (status !== 204) rejected++;
-      }
-    };
-    await Promise.all(Array.from({ length: options.connections }, worker));
-    const acceptedMs = performance.now() - started;
-    await load.close();
+    const { rejected, acceptedMs } =
+      options.transport === 'http'
+        ? await postAll(stack.url('ingress'), options, message)
+        : await sendAllFrames(stack.url('ingress'), options, message);
 
     let projected = 0;
     const deadline = Date.now() + 300_000;
@@ -82,6 +107,10 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       await sleep(50);
     }
     const totalMs = performance.now() - started;
+    const cpuAfter = stack.cpuMs();
+    const cpuUsPerMessage = Object.fromEntries(
+      Object.entries(cpuAfter).map(([app, ms]) => [app, round(((ms - (cpuBefore[app] ?? 0)) * 1000) / projected)]),
+    );
     const { rows: lag } = await stack.sql.query<{ p50: number; p99: number }>(
       `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
               percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
@@ -92,11 +121,14 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     const msgPerSec = projected / (totalMs / 1000);
     return {
       scenario: 'ingest',
+      transport: options.transport,
+      cluster: options.cluster,
       msgPerSec: round(msgPerSec),
       xaddCeilingPerSec: round(ceiling),
       ratio: round(msgPerSec / ceiling, 4),
       projectionLagP99Ms: round(Number(lag[0]!.p99)),
       projectionLagP50Ms: round(Number(lag[0]!.p50)),
+      cpuUsPerMessage,
       ingressAcceptPerSec: round((options.messages - rejected) / (acceptedMs / 1000)),
       messages: options.messages,
       projected,
@@ -107,5 +139,58 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     };
   } finally {
     await stack.stop();
+    await cluster?.stop();
+  }
+}
+
+interface Sent {
+  /** Inputs ingress did not accept. */
+  rejected: number;
+  /** From the first input sent to the last one accepted. */
+  acceptedMs: number;
+}
+
+async function postAll(
+  ingressUrl: string,
+  options: IngestOptions,
+  message: (i: number) => Record<string, unknown>,
+): Promise<Sent> {
+  const load = new OneBotLoad(ingressUrl, options.connections);
+  const started = performance.now();
+  let next = 0;
+  let rejected = 0;
+  const worker = async (): Promise<void> => {
+    while (next < options.messages) {
+      const status = await load.post(message(next++));
+      if (status !== 204) rejected++;
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, worker));
+  const acceptedMs = performance.now() - started;
+  await load.close();
+  return { rejected, acceptedMs };
+}
+
+/** Frames have no answer: ingress's counters tell when it settled them all (accepted or not). */
+async function sendAllFrames(
+  ingressUrl: string,
+  options: IngestOptions,
+  message: (i: number) => Record<string, unknown>,
+): Promise<Sent> {
+  const before = await readIngressOutcomes(ingressUrl);
+  const load = new ReverseWsLoad(ingressUrl, options.connections);
+  await load.open();
+  const started = performance.now();
+  for (let i = 0; i < options.messages; i++) await load.send(i, message(i));
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const now = await readIngressOutcomes(ingressUrl);
+    const accepted = now.accepted - before.accepted;
+    if (settled(now) - settled(before) >= options.messages || Date.now() > deadline) {
+      const acceptedMs = performance.now() - started;
+      await load.close();
+      return { rejected: options.messages - accepted, acceptedMs };
+    }
+    await sleep(20);
   }
 }

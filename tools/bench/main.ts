@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { economy } from './economy.scenario.js';
-import { ingest } from './ingest.scenario.js';
+import { ingest, INGEST_TRANSPORTS, type IngestTransport } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
 import { memoryRecall } from './memory-recall.scenario.js';
 import { scale } from './scale.scenario.js';
@@ -18,12 +18,22 @@ const number = (flags: Map<string, string>, name: string, fallback: number): num
   return parsed;
 };
 
+function ingestTransport(value: string): IngestTransport {
+  const transport = INGEST_TRANSPORTS.find((t) => t === value);
+  if (!transport) throw new Error(`--transport must be one of ${INGEST_TRANSPORTS.join(', ')} (got ${value})`);
+  return transport;
+}
+
 const SCENARIOS: Record<string, Scenario> = {
   ingest: (flags) =>
     ingest({
       messages: number(flags, 'messages', 20_000),
       groups: number(flags, 'groups', 1000),
-      connections: number(flags, 'connections', 64),
+      transport: ingestTransport(flags.get('transport') ?? 'http'),
+      // NapCat opens one reverse WebSocket per bot account; an HTTP reporter posts over many keep-alive sockets.
+      connections: number(flags, 'connections', flags.get('transport') === 'ws' ? 1 : 64),
+      cluster: flags.has('cluster'),
+      ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   economy: (flags) =>
     economy({
@@ -75,6 +85,7 @@ function parse(argv: string[]): { scenario: string | undefined; json: boolean; f
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
+    else if (arg === '--cluster') flags.set('cluster', 'true');
     else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split('=', 2);
       flags.set(name!, inline ?? argv[++i] ?? '');

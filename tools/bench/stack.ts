@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
+import { createRedis } from '@app/platform';
 import {
   AppProcess,
   assertBuilt,
@@ -10,7 +12,6 @@ import {
   freePort,
   PORT_SETTING,
   REPO_ROOT,
-  testRedis,
   uniquePrefix,
   type AppUnderTest,
   type TestDatabase,
@@ -35,6 +36,8 @@ export class BenchStack {
     private readonly names: AppUnderTest[],
     private readonly extraEnv: Record<string, string> = {},
     private readonly nodeArgs: string[] = [],
+    /** Another Redis than the tests' (`REDIS_URL`): a Redis Cluster seed list the bench started, for one. */
+    readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   ) {}
 
   /** The benchmark database's URL (for in-process readers such as the memory-recall retrieval). */
@@ -52,14 +55,34 @@ export class BenchStack {
     return process.url;
   }
 
+  /**
+   * CPU time (user + system, ms) each app process has used so far, from `/proc/<pid>/stat`: on a machine shared
+   * with other work, CPU per message says more about a change than wall-clock throughput does.
+   */
+  cpuMs(): Record<string, number> {
+    const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
+    const used: Record<string, number> = {};
+    for (const [name, app] of this.apps) {
+      if (app.pid === undefined) continue;
+      try {
+        const stat = readFileSync(`/proc/${app.pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        used[name] = (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
+      } catch {
+        // Not Linux, or the process is gone: no figure.
+      }
+    }
+    return used;
+  }
+
   async start(): Promise<void> {
     assertBuilt(this.names);
     this.db = await createTestDatabase('bench');
     this.sql = new pg.Client({ connectionString: this.db.url });
     await this.sql.connect();
-    this.redis = testRedis();
+    this.redis = createRedis(this.redisUrl, 'qunli-bench', { maxRetriesPerRequest: 3, enableAutoPipelining: false });
     const common: Record<string, string> = {
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: this.redisUrl,
       DATABASE_URL: this.db.url,
       QUNLI_REDIS_PREFIX: this.prefix,
       QUNLI_SELF_ID: BENCH_SELF_ID,

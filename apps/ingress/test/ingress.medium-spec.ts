@@ -94,6 +94,38 @@ describe('ingress over HTTP POST (real Redis)', () => {
     expect(await ingress.metric('qunli_ingress_rejected_total', { reason: 'too_large' })).toBe(1);
   });
 
+  it('refuses deeply nested bodies with a structured 400 and keeps serving', async () => {
+    const before = await ingress.totalEvents();
+    for (const deep of ['['.repeat(20_000), `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`]) {
+      const response = await ingress.post(deep);
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('ONEBOT.INVALID_PAYLOAD');
+      expect(body.error.message).toContain('deeper than');
+    }
+    expect(await ingress.totalEvents()).toBe(before);
+    expect((await ingress.post(JSON.stringify({ ...fixture(GROUP_TEXT), message_id: 79 }))).status).toBe(204);
+  });
+
+  it('answers a huge body sent without Content-Length (chunked) with 413, not a dropped connection', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 40) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const response = await fetch(`${ingress.baseUrl}/onebot/v11/http`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.TOO_LARGE');
+  });
+
   it('records notices, requests and the bot’s own messages as their own kinds, once each', async () => {
     const names = [
       'notice/group-recall-napcat.json',

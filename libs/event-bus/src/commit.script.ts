@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '@app/contracts';
+import type { SealedEntry } from './entry-seal.js';
 import type { StagedCommand } from './stream-context.js';
 
 /**
@@ -7,7 +7,7 @@ import type { StagedCommand } from './stream-context.js';
  * the id in the inbox and acknowledges the entry. A duplicate is only acknowledged.
  *
  * KEYS: stream, inbox, then the keys of every staged command in order.
- * ARGV: group, entryId, eventId, nowMs, #events, (kind, json)…, #commands, (name, #keys, #args, args…)…
+ * ARGV: group, entryId, eventId, nowMs, #events, (kind, json, seal)…, #commands, (name, #keys, #args, args…)…
  */
 export const COMMIT_SCRIPT = `
 local stream, inbox = KEYS[1], KEYS[2]
@@ -19,8 +19,8 @@ end
 local i = 5
 local events = tonumber(ARGV[i]); i = i + 1
 for _ = 1, events do
-  redis.call('XADD', stream, '*', 'k', ARGV[i], 'e', ARGV[i + 1])
-  i = i + 2
+  redis.call('XADD', stream, '*', 'k', ARGV[i], 'e', ARGV[i + 1], 'v', ARGV[i + 2])
+  i = i + 3
 end
 local commands = tonumber(ARGV[i]); i = i + 1
 local k = 3
@@ -44,7 +44,8 @@ export interface CommitInput {
   entryId: string;
   eventId: string;
   nowMs: number;
-  events: EventEnvelope[];
+  /** Published events, validated and sealed. */
+  events: SealedEntry[];
   commands: StagedCommand[];
 }
 
@@ -52,7 +53,7 @@ export interface CommitInput {
 export function commitArguments(input: CommitInput): { keys: string[]; argv: (string | number)[] } {
   const keys = [input.stream, input.inbox];
   const argv: (string | number)[] = [input.group, input.entryId, input.eventId, input.nowMs, input.events.length];
-  for (const event of input.events) argv.push(event.kind, JSON.stringify(event));
+  for (const event of input.events) argv.push(event.kind, event.json, event.seal);
   argv.push(input.commands.length);
   for (const command of input.commands) {
     keys.push(...command.keys);

@@ -264,6 +264,26 @@ describe('event bus on real Redis', () => {
     expect(((await redis.xpending(k.stream(0), GROUP)) as [number])[0]).toBe(0);
   });
 
+  it('still dead-letters a corrupt entry that carries a seal: the seal must hold over the bytes read', async () => {
+    const app = await startApp('a');
+    const k = keys();
+    const good = observed('30001', 'sealed and valid');
+    await app.get(EventLog).append(good);
+    await until(() => recorder.seen.some((s) => s.text === 'sealed and valid'));
+    const [[, fields]] = (await redis.xrange(k.stream(k.partitionOf('30001')), '-', '+', 'COUNT', 1)) as [
+      [string, string[]],
+    ];
+    const seal = fields[fields.indexOf('v') + 1]!;
+    // The same seal over other bytes (a corrupted write, a hand-edited entry), and a seal that is not one.
+    const corrupt = JSON.stringify({ ...good, id: 'not-a-uuid', payload: { text: 'corrupt' } });
+    await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', corrupt, 'v', seal);
+    await redis.xadd(k.stream(0), '*', 'k', 'message.observed', 'e', corrupt, 'v', 'forged');
+    await until(async () => (await redis.xlen(k.deadLetters(0))) === 2);
+    const reasons = (await redis.xrange(k.deadLetters(0), '-', '+')).map(([, f]) => f[f.indexOf('reason') + 1]);
+    expect(reasons).toEqual(['invalid_envelope', 'invalid_envelope']);
+    expect(recorder.seen.map((s) => s.text)).toEqual(['sealed and valid']);
+  });
+
   it('a redelivered event changes nothing: the same event appended twice is handled once', async () => {
     const app = await startApp('a');
     const g = '30005';

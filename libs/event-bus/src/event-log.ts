@@ -1,10 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { envelopeErrors, Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
+import { Keyspace, ValidationFailed, type EventEnvelope } from '@app/contracts';
 import { Metrics, REDIS } from '@app/platform';
 import { BusMetrics } from './bus-metrics.js';
+import { checkedEnvelopeErrors } from './envelope-check.js';
+import { sealedFields, sealEnvelope, type SealedEntry } from './entry-seal.js';
 
-/** Stream entry fields: `k` (kind, for people reading the stream with redis-cli) and `e` (the envelope JSON). */
+/**
+ * Stream entry fields: `k` (kind, for people reading the stream with redis-cli) and `e` (the envelope JSON), with
+ * no seal: readers validate such an entry in full. The bus's own writers store `sealedFields` instead.
+ */
 export function entryFields(event: EventEnvelope): [string, string, string, string] {
   return ['k', event.kind, 'e', JSON.stringify(event)];
 }
@@ -15,7 +20,7 @@ const APPEND_ONCE = `
 local first = redis.call('GET', KEYS[1])
 if first then return {0, first} end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-local id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'e', ARGV[4])
+local id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'e', ARGV[4], 'v', ARGV[5])
 return {1, id}
 `;
 
@@ -45,17 +50,23 @@ export class EventLog {
 
   /** Throws `ValidationFailed` naming every bad field. */
   validate(event: EventEnvelope): void {
-    const errors = envelopeErrors(event);
+    const errors = checkedEnvelopeErrors(event);
     if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
+  }
+
+  /** Validate (the one time this envelope is checked against the contracts), serialise once and seal. */
+  private sealed(event: EventEnvelope): SealedEntry {
+    this.validate(event);
+    return sealEnvelope(event);
   }
 
   /** Append one event; resolves to its stream entry id once Redis has it. */
   async append(event: EventEnvelope): Promise<string> {
-    this.validate(event);
+    const entry = this.sealed(event);
     const id = await this.redis.xadd(
       this.keys.stream(this.keys.partitionOf(event.groupId)),
       '*',
-      ...entryFields(event),
+      ...sealedFields(entry),
     );
     this.metrics.published(event);
     return id as string;
@@ -69,7 +80,7 @@ export class EventLog {
     events: EventEnvelope[],
     also?: (tx: ReturnType<Redis['multi']>, partition: number) => void,
   ): Promise<string[]> {
-    for (const event of events) this.validate(event);
+    const sealed = new Map(events.map((event) => [event, this.sealed(event)]));
     const byPartition = new Map<number, EventEnvelope[]>();
     for (const event of events) {
       const p = this.keys.partitionOf(event.groupId);
@@ -78,7 +89,7 @@ export class EventLog {
     const ids = new Map<EventEnvelope, string>();
     for (const [partition, group] of byPartition) {
       const tx = this.redis.multi();
-      for (const event of group) tx.xadd(this.keys.stream(partition), '*', ...entryFields(event));
+      for (const event of group) tx.xadd(this.keys.stream(partition), '*', ...sealedFields(sealed.get(event)!));
       also?.(tx, partition);
       const results = await tx.exec();
       if (!results) throw new Error(`append to partition ${partition} was aborted`);
@@ -97,7 +108,7 @@ export class EventLog {
    * key is taken only together with the append, so a crash never leaves a taken key without its event.
    */
   async appendOnce(event: EventEnvelope, dedupKey: string, ttlSeconds: number): Promise<AppendOnceResult> {
-    this.validate(event);
+    const entry = this.sealed(event);
     const partition = this.keys.partitionOf(event.groupId);
     const [appended, id] = await (
       this.redis as unknown as {
@@ -108,8 +119,9 @@ export class EventLog {
       this.keys.stream(partition),
       event.id,
       ttlSeconds,
-      event.kind,
-      JSON.stringify(event),
+      entry.kind,
+      entry.json,
+      entry.seal,
     );
     if (appended === 1) this.metrics.published(event);
     return { appended: appended === 1, id };

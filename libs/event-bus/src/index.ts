@@ -7,3 +7,5 @@ export * from './redis-streams.server.js';
 export * from './stream-consumers.js';
 export * from './stream-context.js';
 export * from './transient-error.js';
+export * from './entry-seal.js';
+export * from './envelope-check.js';

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { envelopeErrors, PRIORITY, type EventEnvelope, type Keyspace } from '@app/contracts';
 import { commitArguments, COMMIT_SCRIPT } from './commit.script.js';
 import type { BatchEntry, BatchHandler } from './consumer-types.js';
-import { entryFields } from './event-log.js';
+import { checkedEnvelopeErrors } from './envelope-check.js';
+import { SEAL_FIELD, sealedFields, sealEnvelope, sealHolds, type SealedEntry } from './entry-seal.js';
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
@@ -247,7 +248,10 @@ export class PartitionReader {
     } catch {
       return { ok: false, entry, reason: 'bad_json' };
     }
-    if (validatedEntries.has(this.stream, entry.id)) return { ok: true, entry, event: plain as EventEnvelope };
+    // Validated once, by its writer, at the trust boundary: a seal that holds over these bytes says so.
+    if (sealHolds(json, fieldOf(entry.fields, SEAL_FIELD)) || validatedEntries.has(this.stream, entry.id)) {
+      return { ok: true, entry, event: plain as EventEnvelope };
+    }
     const errors = envelopeErrors(plain);
     if (errors.length > 0) {
       return {
@@ -372,19 +376,21 @@ export class PartitionReader {
   }
 
   private async commit(entry: RawEntry, event: EventEnvelope, ctx: StreamContext): Promise<void> {
-    const here: EventEnvelope[] = [];
-    const elsewhere: EventEnvelope[] = [];
+    const here: SealedEntry[] = [];
+    const elsewhere: { partition: number; entry: SealedEntry }[] = [];
     for (const published of ctx.published) {
-      const errors = envelopeErrors(published);
+      const errors = checkedEnvelopeErrors(published);
       if (errors.length > 0) {
         throw new Error(
           `handler published an invalid ${published.kind} event: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
         );
       }
-      (this.keys.partitionOf(published.groupId) === this.partition ? here : elsewhere).push(published);
+      const partition = this.keys.partitionOf(published.groupId);
+      if (partition === this.partition) here.push(sealEnvelope(published));
+      else elsewhere.push({ partition, entry: sealEnvelope(published) });
     }
     for (const other of elsewhere) {
-      await this.redis.xadd(this.keys.stream(this.keys.partitionOf(other.groupId)), '*', ...entryFields(other));
+      await this.redis.xadd(this.keys.stream(other.partition), '*', ...sealedFields(other.entry));
     }
     const { keys, argv } = commitArguments({
       stream: this.stream,
@@ -586,6 +592,12 @@ export class PartitionReader {
     }
     await this.redis.zremrangebyrank(this.inbox, 0, -(INBOX_SIZE + 1));
   }
+}
+
+/** The value of a field of a stream entry (fields are name, value, name, value …). */
+function fieldOf(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** Order stream ids (`ms-seq`) numerically. */

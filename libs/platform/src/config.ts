@@ -28,7 +28,10 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
  * Sources, later wins: defaults → `qunli.yaml` (or `QUNLI_CONFIG`) → environment.
  */
 export class QunliConfig {
-  @Matches(/^rediss?:\/\//, { message: 'must be a redis:// or rediss:// URL' })
+  @Matches(/^rediss?(\+cluster)?:\/\//i, {
+    message:
+      'must be a redis:// or rediss:// URL, or a Redis Cluster seed list (redis+cluster://host1:7001,host2:7002)',
+  })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
   @Matches(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })

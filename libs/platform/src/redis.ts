@@ -1,16 +1,75 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/** Where Redis is: one server, or the seed nodes of a Redis Cluster (any few of its masters). */
+export type RedisTarget =
+  | { cluster: false; url: string }
+  | { cluster: true; nodes: { host: string; port: number }[]; tls: boolean; username?: string; password?: string };
+
+const CLUSTER_SCHEMES = /^(rediss?)\+cluster:\/\//i;
+
+/**
+ * `REDIS_URL` names one server (`redis://host:6379/0`, `rediss://…`) or a Redis Cluster by seed nodes, in either
+ * form: `redis+cluster://[user:password@]host1:7001,host2:7002` (`rediss+cluster://` for TLS), or a comma list of
+ * plain URLs `redis://host1:7001,redis://host2:7002` (credentials from the first). See docs/redis-cluster.md.
+ */
+export function redisTarget(url: string): RedisTarget {
+  const scheme = CLUSTER_SCHEMES.exec(url);
+  if (!scheme && !url.includes(',')) return { cluster: false, url };
+  const tls = scheme ? scheme[1]!.toLowerCase() === 'rediss' : url.startsWith('rediss://');
+  const seeds = scheme
+    ? url.slice(scheme[0].length).split(',')
+    : url.split(',').map((part) => part.trim().replace(/^rediss?:\/\//i, ''));
+  let username: string | undefined;
+  let password: string | undefined;
+  const nodes = seeds.map((seed, i) => {
+    const parsed = new URL(`redis://${seed.trim()}`);
+    if (i === 0 && parsed.password !== '') {
+      password = decodeURIComponent(parsed.password);
+      if (parsed.username !== '') username = decodeURIComponent(parsed.username);
+    }
+    return { host: parsed.hostname, port: parsed.port === '' ? 6379 : Number(parsed.port) };
+  });
+  return {
+    cluster: true,
+    nodes,
+    tls,
+    ...(username !== undefined && { username }),
+    ...(password !== undefined && { password }),
+  };
+}
+
+/** Whether `REDIS_URL` names a Redis Cluster. */
+export function isRedisCluster(url: string): boolean {
+  return redisTarget(url).cluster;
+}
 
 /**
  * A Redis connection for commands. Blocking reads (XREADGROUP BLOCK) and BullMQ workers take their own
  * connections via `duplicate()`.
+ *
+ * On a Redis Cluster this is an ioredis `Cluster`, typed as `Redis`: the apps only send commands whose keys share
+ * one hash tag (every key family of `Keyspace` carries its partition's, `{p<n>}`, or a fixed one such as `{bull}`),
+ * which `Cluster` routes like a single server; `duplicate()` takes the same seed nodes.
  */
 export function createRedis(url: string, name: string, extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
+  const options: RedisOptions = {
     connectionName: name,
     // Commands wait while the connection is re-established instead of failing after 20 retries; the apps'
     // health endpoint reports the outage meanwhile.
     maxRetriesPerRequest: null,
     enableAutoPipelining: true,
     ...extra,
-  });
+  };
+  const target = redisTarget(url);
+  if (!target.cluster) return new Redis(url, options);
+  const { enableAutoPipelining, ...redisOptions } = options;
+  return new Cluster(target.nodes, {
+    ...(enableAutoPipelining !== undefined && { enableAutoPipelining }),
+    redisOptions: {
+      ...redisOptions,
+      ...(target.username !== undefined && { username: target.username }),
+      ...(target.password !== undefined && { password: target.password }),
+      ...(target.tls && { tls: {} }),
+    },
+  }) as unknown as Redis;
 }

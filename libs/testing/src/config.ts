@@ -1,8 +1,12 @@
 import { tmpdir } from 'node:os';
+import { TEST_REDIS_URL } from './redis.js';
 import { loadConfig, type AppName, type QunliConfig } from '@app/platform';
 
 /** A validated config from exactly these settings: no process environment, no qunli.yaml. */
 export function testConfig(app: AppName, env: Record<string, string | number>): QunliConfig {
-  const plain = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+  // The tests' Redis (a Redis Cluster in the `cluster` tier) unless the test names another.
+  const plain = Object.fromEntries(
+    Object.entries({ REDIS_URL: TEST_REDIS_URL, ...env }).map(([k, v]) => [k, String(v)]),
+  );
   return loadConfig(app, { env: plain, cwd: tmpdir() });
 }

@@ -1,4 +1,3 @@
-import { HttpException } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { QunliError } from '@app/contracts';
 import type { PayloadProblem, RejectReason } from './onebot-event.normaliser.js';
@@ -15,6 +14,8 @@ export const OneBotErrorCode = {
   BadRole: 'ONEBOT.BAD_ROLE',
   SelfIdMismatch: 'ONEBOT.SELF_ID_MISMATCH',
   Unavailable: 'ONEBOT.UNAVAILABLE',
+  MethodNotAllowed: 'ONEBOT.METHOD_NOT_ALLOWED',
+  Internal: 'ONEBOT.INTERNAL',
 } as const;
 
 /** The JSON body of every refusal: `{ "error": { "code", "message", …details } }`. */
@@ -22,11 +23,7 @@ export function errorBody(error: QunliError): { error: Record<string, unknown> }
   return { error: { code: error.code, message: error.message, ...error.details } };
 }
 
-export function oneBotHttpError(status: number, error: QunliError): HttpException {
-  return new HttpException(errorBody(error), status);
-}
-
-/** For plain HTTP middleware, which runs before Nest's exception layer. */
+/** Answer a refusal on a plain Node response (the HTTP endpoint runs before Express and Nest). */
 export function sendError(
   res: ServerResponse,
   status: number,

@@ -4,7 +4,7 @@ import { IngressMetrics } from './ingress.metrics.js';
 import { OneBotActionRelay } from './onebot-action.relay.js';
 import { OneBotConnections } from './onebot-connections.js';
 import { OneBotForwardWsClient } from './onebot-forward-ws.client.js';
-import { OneBotHttpController } from './onebot-http.controller.js';
+import { OneBotHttpEndpoint } from './onebot-http.endpoint.js';
 import { OneBotIntake } from './onebot-intake.service.js';
 import { OneBotReverseWsGateway } from './onebot-reverse-ws.gateway.js';
 import { OneBotSocketFeed } from './onebot-socket.feed.js';
@@ -15,18 +15,18 @@ import { SentMessageIds } from './sent-message-ids.store.js';
  * outbound's actions. Needs Platform, EventBus and the persona (its names are the default nicknames).
  */
 @Module({
-  controllers: [OneBotHttpController],
   providers: [
     IngressMetrics,
     OneBotConnections,
     IngressDeadLetters,
     SentMessageIds,
     OneBotIntake,
+    OneBotHttpEndpoint,
     OneBotSocketFeed,
     OneBotActionRelay,
     OneBotReverseWsGateway,
     OneBotForwardWsClient,
   ],
-  exports: [IngressMetrics, OneBotIntake, OneBotConnections, OneBotReverseWsGateway],
+  exports: [IngressMetrics, OneBotIntake, OneBotConnections, OneBotReverseWsGateway, OneBotHttpEndpoint],
 })
 export class OneBotIntakeModule {}

@@ -5,6 +5,7 @@ import type { Transport } from './ingress.metrics.js';
 import { OneBotConnections } from './onebot-connections.js';
 import { errorFrame } from './onebot-http.errors.js';
 import { OneBotIntake } from './onebot-intake.service.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './onebot-json.rules.js';
 
 /**
  * Frames of one socket being handled at once. WebSocket frames cannot be retried by the implementation, so they
@@ -52,6 +53,19 @@ export class OneBotSocketFeed {
 
     socket.on('message', (data: RawData) => {
       const text = frameText(data);
+      if (nestsDeeperThan(Buffer.isBuffer(data) ? data : text, MAX_JSON_DEPTH)) {
+        const outcome = this.intake.refuse(
+          {
+            field: '$',
+            message: `nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`,
+            reason: 'invalid_payload',
+          },
+          transport,
+          { raw: text, peer },
+        );
+        if (outcome.status === 'rejected') answer(errorFrame(outcome.problem));
+        return;
+      }
       let input: unknown;
       try {
         input = JSON.parse(text);
