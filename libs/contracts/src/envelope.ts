@@ -46,6 +46,11 @@ import {
 } from './life.js';
 import { MemoryFactLearnedPayload, MemoryJargonLearnedPayload, MemorySummaryWrittenPayload } from './memory.js';
 import { LlmCalledPayload, MonitorRecordedPayload, PersonaPublishedPayload } from './observability.js';
+import {
+  KeywordControlRequestedPayload,
+  KeywordLexiconVersionedPayload,
+  KeywordTermChangedPayload,
+} from './payloads.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -162,6 +167,9 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.MemorySummaryWritten]: MemorySummaryWrittenPayload,
   [EventKind.MemoryFactLearned]: MemoryFactLearnedPayload,
   [EventKind.MemoryJargonLearned]: MemoryJargonLearnedPayload,
+  [EventKind.KeywordTermChanged]: KeywordTermChangedPayload,
+  [EventKind.KeywordLexiconVersioned]: KeywordLexiconVersionedPayload,
+  [EventKind.KeywordControlRequested]: KeywordControlRequestedPayload,
 };
 
 /** Kind → payload type, for typed handlers: `EventEnvelope<PayloadOf<'message.direct'>>`. */
@@ -201,6 +209,9 @@ export interface PayloadMap {
   'memory.summary.written': MemorySummaryWrittenPayload;
   'memory.fact.learned': MemoryFactLearnedPayload;
   'memory.jargon.learned': MemoryJargonLearnedPayload;
+  'keyword.term.changed': KeywordTermChangedPayload;
+  'keyword.lexicon.versioned': KeywordLexiconVersionedPayload;
+  'keyword.control.requested': KeywordControlRequestedPayload;
 }
 export type PayloadOf<K extends EventKind> = PayloadMap[K];
 export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };

@@ -67,6 +67,12 @@ export const EventKind = {
   MemoryFactLearned: 'memory.fact.learned',
   /** A group word was judged after enough sightings: jargon with a meaning, or ordinary (memory). */
   MemoryJargonLearned: 'memory.jargon.learned',
+  /** A keyword lexicon term was added, promoted, reweighted, decayed, expired, pinned, suppressed or deleted. */
+  KeywordTermChanged: 'keyword.term.changed',
+  /** A keyword set (one scope and owner) published a new version: matchers rebuild, snoozed events re-evaluate. */
+  KeywordLexiconVersioned: 'keyword.lexicon.versioned',
+  /** A person (the panel, `npm run keywords`) asked to pin, suppress, delete or add a keyword term. */
+  KeywordControlRequested: 'keyword.control.requested',
 } as const;
 
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
