@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { normaliseText } from './text.normaliser.js';
 
 describe('normaliseText', () => {
@@ -14,5 +15,35 @@ describe('normaliseText', () => {
     expect(normaliseText('遊戲')).toBe('遊戲');
     const fold = (t: string) => t.replace(/遊/g, '游').replace(/戲/g, '戏');
     expect(normaliseText('遊戲', { foldScript: fold })).toBe('游戏');
+  });
+});
+
+describe('normaliseText fast path', () => {
+  it('gives what NFKC, lower-casing and whitespace folding give (property)', () => {
+    const alphabet = fc.constantFrom(
+      '原',
+      '神',
+      'a',
+      'Z',
+      ' ',
+      '  ',
+      '\u3000',
+      'Ａ',
+      '１',
+      '!',
+      '！',
+      '\n',
+      '遊',
+      'ﬁ',
+      '㎏',
+    );
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 30 }), (chars) => {
+        const text = chars.join('');
+        const slow = text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
+        expect(normaliseText(text)).toBe(slow);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
