@@ -16,6 +16,8 @@ import { CognitionAccounting1796200000000 } from './migrations/1796200000000-cog
 import { LlmCallRecord } from './entities/llm-call-record.entity.js';
 import { PersonaRecord } from './entities/persona-record.entity.js';
 import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
+import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-lexicon.js';
+import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
@@ -46,6 +48,9 @@ export const READ_MODEL_ENTITIES = {
   episodeControls: EpisodeControlRecord,
   notices: NoticeRecord,
   requests: RequestRecord,
+  keywordSets: KeywordSetRecord,
+  keywordTerms: KeywordTermRecord,
+  keywordHits: KeywordHitRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
@@ -57,6 +62,7 @@ export const MIGRATIONS = [
   OneBotEdgeProjections1796100000005,
   CognitionAccounting1796200000000,
   SchedulerTimersAndControls1796210000000,
+  KeywordLexicon1796310000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

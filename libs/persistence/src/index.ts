@@ -26,3 +26,5 @@ export * from './projection/stream-trim.rules.js';
 export * from './projection/stream-trimmer.js';
 export * from './replay.js';
 export * from './erasure.js';
+export * from './entities/keyword-records.entity.js';
+export * from './projection/keyword.rows.js';

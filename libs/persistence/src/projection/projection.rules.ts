@@ -10,6 +10,8 @@ import { foldLifeEvent, type LifePatches } from './life-projection.rules.js';
 import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from './life.rows.js';
 import { foldMemoryEvent, foldMessageMemory, foldSentMemory, type MemoryPatches } from './memory-projection.rules.js';
 import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from './memory.rows.js';
+import { foldDecisionHits, foldKeywordEvent, type KeywordPatches } from './keyword-projection.rules.js';
+import type { KeywordHitRow, KeywordSetRow, KeywordTermRow } from './keyword.rows.js';
 
 /*
  * The projection as a pure fold: archived events in, read-model rows out. The writer turns the rows into one
@@ -251,6 +253,9 @@ export interface ReadModelRows {
   episodeControls: EpisodeControlRow;
   notices: NoticeRow;
   requests: RequestRow;
+  keywordSets: KeywordSetRow;
+  keywordTerms: KeywordTermRow;
+  keywordHits: KeywordHitRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -294,6 +299,26 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
   episodeControls: { key: ['episodeId', 'seq'] },
   notices: { key: ['eventId'] },
   requests: { key: ['eventId'] },
+  keywordSets: { key: ['scope', 'ownerId'], versioned: { version: 'version', columns: ['terms', 'updatedAt'] } },
+  keywordTerms: {
+    key: ['termId'],
+    versioned: {
+      version: 'version',
+      columns: [
+        'aliases',
+        'weight',
+        'confidence',
+        'status',
+        'sightings',
+        'lastSeenAt',
+        'expiresAt',
+        'lastChange',
+        'reason',
+        'changedAt',
+      ],
+    },
+  },
+  keywordHits: { key: ['eventId', 'termId'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -343,6 +368,9 @@ export function emptyProjection(): Projection {
     episodeControls: new Map(),
     notices: new Map(),
     requests: new Map(),
+    keywordSets: new Map(),
+    keywordTerms: new Map(),
+    keywordHits: new Map(),
   };
 }
 
@@ -361,6 +389,14 @@ function memoryPatches(projection: Projection): MemoryPatches {
     summaries: (patch) => put(projection, 'summaries', patch),
     facts: (patch) => put(projection, 'facts', patch),
     jargon: (patch) => put(projection, 'jargon', patch),
+  };
+}
+
+function keywordPatches(projection: Projection): KeywordPatches {
+  return {
+    keywordSets: (patch) => put(projection, 'keywordSets', patch),
+    keywordTerms: (patch) => put(projection, 'keywordTerms', patch),
+    keywordHits: (patch) => put(projection, 'keywordHits', patch),
   };
 }
 
@@ -512,6 +548,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         updatedAt: at,
       });
       addTransitions(projection, p.subjectEventId, p.transitions, at);
+      foldDecisionHits(event as EventOf<typeof kind>, keywordPatches(projection));
       return;
     }
     case EventKind.EventTransitioned: {
@@ -851,6 +888,11 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       return;
     }
+    case EventKind.KeywordTermChanged:
+    case EventKind.KeywordLexiconVersioned:
+    case EventKind.KeywordControlRequested:
+      foldKeywordEvent(event as EventOf<typeof kind>, keywordPatches(projection));
+      return;
     case EventKind.SendVerified:
     case EventKind.ToolResult:
       // No read model yet; event_log keeps these events for the issues that project them.
