@@ -15,6 +15,7 @@ import { GroupRuntime } from './groups/group-runtime.service.js';
 import { GroupStateStore } from './groups/group-state.store.js';
 import { TimerStore } from './timers/timer.store.js';
 import { TimerWheel } from './timers/timer-wheel.js';
+import { KeywordsModule } from './keywords/keywords.module.js';
 
 /**
  * The fast plane: the decider of every group event (event state machine, debounce, preemption), durable timers,
@@ -28,6 +29,7 @@ import { TimerWheel } from './timers/timer-wheel.js';
     EventBusModule.forRoot(),
     ProjectorModule,
     QueuesModule.forRoot(QueueName.Episodes),
+    KeywordsModule,
   ],
   controllers: [GroupEventsConsumer],
   providers: [

@@ -267,6 +267,9 @@ class Turn {
       case EventKind.NoticeReceived:
       case EventKind.RequestReceived:
       case EventKind.SendVerified:
+      case EventKind.KeywordTermChanged:
+      case EventKind.KeywordLexiconVersioned:
+      case EventKind.KeywordControlRequested:
         return;
     }
   }
