@@ -1,5 +1,6 @@
 import type { DecisionKeywordHit } from '@app/contracts';
 import { sightWords, type CandidatePool } from './candidate-pool.rules.js';
+import { KeywordError } from './keyword.errors.js';
 import type { LexiconDraft } from './lexicon-draft.js';
 import {
   controlTerm,
@@ -115,8 +116,10 @@ export function learnJargon(
   let text: string;
   try {
     text = termText(input.term);
-  } catch {
-    return; // memory's terms are validated already; one that does not normalise to a term is not one here either
+  } catch (error) {
+    // Memory's terms are validated already; one that does not normalise to a term is not one here either.
+    if (error instanceof KeywordError) return;
+    throw error;
   }
   draft.apply(
     learnTerm(
@@ -180,8 +183,10 @@ export function seedInterests(
     let text: string;
     try {
       text = termText(interest);
-    } catch {
-      continue; // an interest longer than a term ("和朋友一起看深夜的天文直播") is a description, not a keyword
+    } catch (error) {
+      // An interest longer than a term is a description, not a keyword (its words are seeded on their own).
+      if (error instanceof KeywordError) continue;
+      throw error;
     }
     wanted.add(text);
     draft.apply(seedTerm(GLOBAL_SET, text, draft.term(GLOBAL_SET, text), now, policy));

@@ -94,4 +94,16 @@ describe('PhraseMatcher', () => {
       { numRuns: 500 },
     );
   });
+
+  it('agrees with the oracle when the set is big enough for a dense root table', () => {
+    const patterns = Array.from({ length: 2000 }, (_, i) => ({
+      text: String.fromCharCode(0x4e00 + i) + String.fromCharCode(0x4e00 + ((i * 7) % 2000)),
+      term: i,
+    }));
+    const matcher = new PhraseMatcher(patterns, false);
+    const noise = Array.from({ length: 300 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 13) % 2100))).join('');
+    const text = `${noise}${patterns[5]!.text}了${patterns[1999]!.text}${noise}`;
+    expect(exactTerms(matcher, text)).toEqual(naiveTerms(patterns, text));
+    expect(exactTerms(matcher, text).length).toBeGreaterThan(0);
+  });
 });

@@ -40,9 +40,14 @@ export interface FuzzyOptions {
 
 const DEFAULT_FUZZY: FuzzyOptions = { minLength: 4, minCoverage: 0.6 };
 const ROOT = 0;
+/** The root's key in the transition table (0 marks an empty slot there). */
+const ROOT_KEY = -1;
+/** Distinct first characters from which the root gets a dense table. */
+const DENSE_ROOT_AT = 512;
 
 export class PhraseMatcher {
-  private readonly rootNext: Int32Array;
+  /** The root's transitions as a dense table, for sets with many first characters; small sets use `edges`. */
+  private readonly rootNext: Int32Array | null;
   private readonly edges: TransitionTable;
   private readonly fail: Int32Array;
   /** The state itself when it ends a pattern, else its nearest suffix state that does (0: none). */
@@ -102,9 +107,14 @@ export class PhraseMatcher {
     this.fail = new Int32Array(states);
     this.firstOutput = new Int32Array(states);
     this.dictLink = new Int32Array(states);
-    this.rootNext = new Int32Array(0x10000);
-    for (const [code, child] of children[ROOT]!) this.rootNext[code] = child;
+    // A 64K table is 256 KB: worth it for a big set (every CJK position restarts at the root), not for the
+    // thousands of small group sets a scheduler holds.
+    this.rootNext = children[ROOT]!.size >= DENSE_ROOT_AT ? new Int32Array(0x10000) : null;
     this.edges = new TransitionTable(states);
+    for (const [code, child] of children[ROOT]!) {
+      if (this.rootNext) this.rootNext[code] = child;
+      else this.edges.set(ROOT_KEY, code, child);
+    }
     for (let s = 1; s < states; s++) for (const [code, child] of children[s]!) this.edges.set(s, code, child);
 
     // Breadth-first: a state's failure link is the longest proper suffix that is also a trie path.
@@ -173,7 +183,7 @@ export class PhraseMatcher {
   private step(from: number, code: number): number {
     let state = from;
     for (;;) {
-      if (state === ROOT) return this.rootNext[code]!;
+      if (state === ROOT) return this.rootNext ? this.rootNext[code]! : this.edges.get(ROOT_KEY, code);
       const next = this.edges.get(state, code);
       if (next !== 0) return next;
       state = this.fail[state]!;
@@ -191,7 +201,7 @@ export class PhraseMatcher {
       const code = text.charCodeAt(i);
       for (;;) {
         if (state === ROOT) {
-          state = rootNext[code]!;
+          state = rootNext ? rootNext[code]! : edges.get(ROOT_KEY, code);
           break;
         }
         const to = edges.get(state, code);
