@@ -291,4 +291,26 @@ describe('keyword lexicon on Redis and Postgres', () => {
     expect(termsHit(replicas[0]!, '开黑', { groupId: '71099' })).toEqual([]);
     expect(new Keyspace(prefix, 4).keywordSets).toContain('{kw}');
   });
+
+  it('a replica started later sees every set as it is, and the persona is not seeded again', async () => {
+    const seededBefore = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM event_log WHERE kind = 'keyword.term.changed' AND envelope->'payload'->>'change' = 'seeded'`,
+    );
+    const late = await replica('c', false);
+    replicas.push(late);
+    expect(termsHit(late, '今晚打apex英雄', { groupId: G2 })).toEqual(['group:apex']);
+    expect(termsHit(late, '来开黑', { groupId: G1 })).toEqual([]);
+    expect(lookup(late).versionFor({ groupId: G1, threadId: 't1' })).toBe(
+      lookup(replicas[0]!).versionFor({ groupId: G1, threadId: 't1' }),
+    );
+    await log.append(say(G2, 'erin', '今晚打ＡＰＥＸ吗'));
+    await eventually('the new message counted in its group\u2019s pool', async () =>
+      (await redis.exists(new Keyspace(prefix, 4).keywordPool(G2))) === 1 ? true : undefined,
+    );
+    const seededAfter = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM event_log WHERE kind = 'keyword.term.changed' AND envelope->'payload'->>'change' = 'seeded'`,
+    );
+    expect(seededAfter.rows[0]!.n).toBe(seededBefore.rows[0]!.n);
+    expect(seededBefore.rows[0]!.n).toBeGreaterThan(0);
+  });
 });
