@@ -150,6 +150,14 @@ export class KeywordsConsumer implements BatchHandler {
     }
 
     const commit = draft.commit(now);
+    const feedbackMoved =
+      feedbackInput !== null &&
+      followed.state !== null &&
+      JSON.stringify(followed.state) !== JSON.stringify(group.feedback ?? emptyFeedback());
+    const poolMoved = pool !== undefined && pool !== group.pool;
+    // Most decisions, sends and completions carry no keyword hits: nothing to write, nor to remember as done
+    // (handled again, they change nothing either).
+    if (commit.sets.length === 0 && !feedbackMoved && !poolMoved) return;
     const events = keywordEvents(commit, event.id, event, now);
     await this.store.commit(
       event.id,
@@ -159,8 +167,8 @@ export class KeywordsConsumer implements BatchHandler {
       groupId
         ? {
             groupId,
-            ...(pool ? { pool } : {}),
-            ...(followed.state && feedbackInput ? { feedback: followed.state } : {}),
+            ...(poolMoved ? { pool } : {}),
+            ...(feedbackMoved ? { feedback: followed.state! } : {}),
           }
         : undefined,
     );
