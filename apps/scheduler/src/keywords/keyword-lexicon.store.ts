@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { Keyspace, QunliError, type EventEnvelope } from '@app/contracts';
+import { Keyspace, type EventEnvelope } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { CandidatePool } from './candidate-pool.rules.js';
 import type { FeedbackState } from './keyword-feedback.rules.js';
+import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
 import type { DraftCommit, LoadedSet, SetMeta } from './lexicon-draft.js';
 import { parseSetKey, type LexiconTerm } from './lexicon.rules.js';
 
@@ -147,9 +148,9 @@ export class KeywordLexiconStore {
 }
 
 /** Another process changed a set this change was computed from; handled again, it is computed on fresh state. */
-export class KeywordConflict extends QunliError {
+export class KeywordConflict extends KeywordError {
   constructor(id: string) {
-    super('KEYWORD.CONFLICT', `keyword sets changed while ${id} was being handled`, { id, transient: true });
+    super(KeywordErrorCode.Conflict, `keyword sets changed while ${id} was being handled`, { id, transient: true });
   }
 }
 

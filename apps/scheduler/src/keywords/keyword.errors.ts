@@ -12,6 +12,8 @@ export const KeywordErrorCode = {
   NotFound: 'KEYWORD.NOT_FOUND',
   /** A word learned in a group (extracted, jargon, summary) may never enter the global or persona sets. */
   InJokeNotGlobal: 'KEYWORD.IN_JOKE_NOT_GLOBAL',
+  /** Another process moved a keyword set on while a change to it was computed (transient: handled again). */
+  Conflict: 'KEYWORD.CONFLICT',
 } as const;
 export type KeywordErrorCode = (typeof KeywordErrorCode)[keyof typeof KeywordErrorCode];
 

@@ -4,7 +4,7 @@ import type { BatchEntry, BatchHandler } from '@app/event-bus';
 import { Clock, Metrics } from '@app/platform';
 import { emptyPool } from './candidate-pool.rules.js';
 import { candidateWords } from './candidate-extraction.js';
-import { KeywordError } from './keyword.errors.js';
+import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
 import { emptyFeedback, followFeedback, type FeedbackInput } from './keyword-feedback.rules.js';
 import {
   applyControl,
@@ -199,7 +199,7 @@ export class KeywordsConsumer implements BatchHandler {
 
   /** A bad command or word: counted and logged with its code, never retried (it would fail the same way). */
   private async reject(event: EventEnvelope, error: unknown): Promise<void> {
-    if (!(error instanceof KeywordError)) throw error;
+    if (!(error instanceof KeywordError) || error.code === KeywordErrorCode.Conflict) throw error;
     this.rejected.inc({ code: error.code });
     this.logger.warn({ ...error.toJSON(), message: `keyword ${event.kind} ${event.id} refused: ${error.message}` });
     await this.store.commit(event.id, { sets: [], changes: [] }, new Map(), []);
