@@ -1,6 +1,7 @@
-import { KEYWORD_COMMANDS, type KeywordCommand, type KeywordControlRequestedPayload } from '@app/contracts';
+import { KEYWORD_COMMANDS, type KeywordControlRequestedPayload } from '@app/contracts';
+import { keywordCommand } from '../../apps/scheduler/src/keywords/keyword-command.js';
 import { KeywordError, KeywordErrorCode } from '../../apps/scheduler/src/keywords/keyword.errors.js';
-import { setRef, termText, type SetRef } from '../../apps/scheduler/src/keywords/lexicon.rules.js';
+import { setRef, type SetRef } from '../../apps/scheduler/src/keywords/lexicon.rules.js';
 
 /*
  * `npm run keywords -- <pin|suppress|delete|add> <term> --scope <scope>[:<owner>] [--alias A]… [--weight W]
@@ -76,24 +77,15 @@ export function parseKeywordArgs(argv: readonly string[]): KeywordCli {
       },
     );
   }
-  const ref = parseScope(scope);
-  termText(term);
-  aliases.forEach(termText);
-  if (by.length === 0 || by.length > 64) {
-    throw new KeywordError(KeywordErrorCode.InvalidCommand, '--by is 1–64 characters', { by });
-  }
-  return {
-    action: 'control',
-    ref,
-    json,
-    payload: {
-      command: action as KeywordCommand,
-      scope: ref.scope,
-      ownerId: ref.ownerId,
-      term,
-      requestedBy: by,
-      ...(aliases.length > 0 ? { aliases } : {}),
-      ...(weight !== undefined ? { weight } : {}),
-    },
-  };
+  const target = parseScope(scope);
+  const { ref, payload } = keywordCommand({
+    command: action,
+    scope: target.scope,
+    ownerId: target.ownerId,
+    term,
+    requestedBy: by,
+    ...(aliases.length > 0 ? { aliases } : {}),
+    ...(weight !== undefined ? { weight } : {}),
+  });
+  return { action: 'control', ref, json, payload };
 }

@@ -3,11 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Redis } from 'ioredis';
-import { EventKind, Keyspace, makeEvent, QunliError } from '@app/contracts';
+import { Keyspace, QunliError } from '@app/contracts';
 import { EventBusModule, EventLog } from '@app/event-bus';
 import { Clock, ConfigError, PlatformModule, REDIS } from '@app/platform';
 import { KeywordLexiconStore } from '../../apps/scheduler/src/keywords/keyword-lexicon.store.js';
-import { groupOfSet } from '../../apps/scheduler/src/keywords/lexicon-draft.js';
+import { keywordCommandEvent } from '../../apps/scheduler/src/keywords/keyword-command.js';
 import { setKeyOf, termIdOf, termText, type LexiconTerm } from '../../apps/scheduler/src/keywords/lexicon.rules.js';
 import { parseKeywordArgs, USAGE, type KeywordCli } from './keyword-args.js';
 
@@ -43,13 +43,7 @@ async function run(cli: KeywordCli): Promise<number> {
       else process.stdout.write(`${setKey}: ${terms.length} terms\n${terms.map((t) => `  ${show(t)}\n`).join('')}`);
       return 0;
     }
-    const event = makeEvent({
-      kind: EventKind.KeywordControlRequested,
-      groupId: groupOfSet(cli.ref),
-      source: 'cli',
-      createdAt: app.get(Clock).now(),
-      payload: cli.payload,
-    });
+    const event = keywordCommandEvent(cli.ref, cli.payload, 'cli', app.get(Clock).now());
     await app.get(EventLog).append(event);
     const redis = app.get<Redis>(REDIS);
     const keys = app.get(Keyspace);

@@ -313,4 +313,40 @@ describe('keyword lexicon on Redis and Postgres', () => {
     expect(seededAfter.rows[0]!.n).toBe(seededBefore.rows[0]!.n);
     expect(seededBefore.rows[0]!.n).toBeGreaterThan(0);
   });
+
+  it('takes commands over HTTP on the scheduler, refusing bad ones with their code', async () => {
+    const http = replicas[1]!;
+    await http.listen(0, '127.0.0.1');
+    const base = await http.getUrl();
+    const post = (body: unknown) =>
+      fetch(`${base}/keywords/commands`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const accepted = await post({
+      command: 'add',
+      scope: 'group',
+      ownerId: G2,
+      term: '露营',
+      weight: 0.6,
+      requestedBy: 'panel',
+    });
+    expect(accepted.status).toBe(202);
+    expect(await accepted.json()).toEqual({ eventId: expect.any(String), set: `group:${G2}` });
+    await eventually('added term visible', () =>
+      Promise.resolve(termsHit(replicas[0]!, '周末去露营', { groupId: G2 }).includes('group:露营')),
+    );
+    const refused = await post({ command: 'pin', scope: 'group', term: '露营' });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { code: 'KEYWORD.INVALID_SCOPE' } });
+    const tooHeavy = await post({ command: 'add', scope: 'global', term: '露营', weight: 7 });
+    expect(await tooHeavy.json()).toMatchObject({ error: { code: 'KEYWORD.INVALID_COMMAND' } });
+    const listed = (await (await fetch(`${base}/keywords/terms?scope=group&ownerId=${G2}`)).json()) as {
+      terms: { text: string; weight: number; source: string }[];
+    };
+    expect(listed.terms).toEqual(
+      expect.arrayContaining([expect.objectContaining({ text: '露营', weight: 0.6, source: 'operator' })]),
+    );
+  });
 });

@@ -6,6 +6,7 @@ import { KEYWORD_LOOKUP } from './keyword-lookup.js';
 import { KeywordLexiconStore } from './keyword-lexicon.store.js';
 import { KeywordSeeder } from './keyword-seeder.js';
 import { KeywordsConsumer } from './keywords.consumer.js';
+import { KeywordsController } from './keywords.controller.js';
 import { LiveKeywordLookup } from './live-keyword-lookup.js';
 
 /**
@@ -14,6 +15,7 @@ import { LiveKeywordLookup } from './live-keyword-lookup.js';
  */
 @Module({
   imports: [PersonaModule],
+  controllers: [KeywordsController],
   providers: [
     KeywordLexiconStore,
     KeywordsConsumer,
