@@ -301,7 +301,7 @@ export class Keyspace {
     return `${this.prefix}:kw:{kw}:done:${id}`;
   }
 
-  /** A group's candidate words before promotion (JSON). */
+  /** A group's candidate words before promotion (hash: word → JSON, `#total` → messages counted). */
   keywordPool(groupId: string): string {
     return `${this.prefix}:kw:{kw}:pool:${groupId}`;
   }

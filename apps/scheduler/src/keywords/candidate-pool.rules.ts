@@ -5,6 +5,7 @@ import { isHighFrequency, type LexiconPolicy } from './lexicon.rules.js';
  * how many messages the group said in all. Working state of the keyword consumer (like memory's word counts), not
  * a fact in the log: only a promotion becomes one. Counts age by halving once the group has said `AGE_AFTER`
  * messages, so "recent" follows the group's pace rather than the clock, and the pool keeps at most `MAX_WORDS`.
+ * A message reads and writes only its own words (and the total); the whole pool is read only to age it.
  */
 
 export interface CandidateWord {
@@ -44,9 +45,8 @@ export function sightWords(
   speaker: string,
   now: number,
   policy: LexiconPolicy,
-): { pool: CandidatePool; sightings: Sighting[] } {
-  let next: CandidatePool = { totalDocs: pool.totalDocs + 1, words: { ...pool.words } };
-  if (next.totalDocs > AGE_AFTER) next = aged(next);
+): { pool: CandidatePool; sightings: Sighting[]; needsAging: boolean } {
+  const next: CandidatePool = { totalDocs: pool.totalDocs + 1, words: { ...pool.words } };
   for (const word of new Set(words)) {
     const seen = next.words[word];
     const speakers = seen ? seen.speakers : [];
@@ -56,7 +56,6 @@ export function sightWords(
       lastAt: now,
     };
   }
-  next = capped(next);
   const sightings = [...new Set(words)]
     .filter((word) => next.words[word])
     .map((word) => {
@@ -70,7 +69,12 @@ export function sightWords(
         promotable: !highFrequency && w.docs >= policy.promoteSightings && w.speakers.length >= policy.promoteSpeakers,
       };
     });
-  return { pool: next, sightings };
+  return { pool: next, sightings, needsAging: next.totalDocs > AGE_AFTER };
+}
+
+/** The whole pool halved (words down to no count leave) and cut to `MAX_WORDS`, the most recently said first. */
+export function agePool(pool: CandidatePool): CandidatePool {
+  return capped(aged(pool));
 }
 
 function aged(pool: CandidatePool): CandidatePool {

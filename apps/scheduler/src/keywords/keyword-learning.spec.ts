@@ -1,4 +1,4 @@
-import { emptyPool, type CandidatePool } from './candidate-pool.rules.js';
+import { agePool, emptyPool, type CandidatePool } from './candidate-pool.rules.js';
 import {
   groupSet,
   learnFromMessage,
@@ -38,10 +38,9 @@ class Lexicon {
 
   say(groupId: string, senderId: string, words: string[], now: number) {
     return this.run((draft) => {
-      this.pools.set(
-        groupId,
-        learnFromMessage(draft, this.pools.get(groupId) ?? emptyPool(), { groupId, senderId, words }, now, POLICY),
-      );
+      const pool = this.pools.get(groupId) ?? emptyPool();
+      const learned = learnFromMessage(draft, pool, { groupId, senderId, words }, now, POLICY);
+      this.pools.set(groupId, learned.needsAging ? agePool(learned.pool) : learned.pool);
     }, now);
   }
 

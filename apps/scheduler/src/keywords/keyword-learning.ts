@@ -39,14 +39,17 @@ export function threadSet(groupId: string, threadId: string): SetRef {
 
 export const GLOBAL_SET: SetRef = { scope: 'global', ownerId: '' };
 
-/** A message's candidate words: counted in the group's pool; promoted, reinforced or suppressed in its set. */
+/**
+ * A message's candidate words: counted in the group's pool (`pool` holds at least these words and the total);
+ * promoted, reinforced or suppressed in its set. Returns the pool's changed part, and whether it is time to age it.
+ */
 export function learnFromMessage(
   draft: LexiconDraft,
   pool: CandidatePool,
   input: { groupId: string; senderId: string; words: readonly string[] },
   now: number,
   policy: LexiconPolicy,
-): CandidatePool {
+): { pool: CandidatePool; needsAging: boolean } {
   const ref = groupSet(input.groupId);
   const sighted = sightWords(pool, input.words, input.senderId, now, policy);
   for (const s of sighted.sightings) {
@@ -63,7 +66,7 @@ export function learnFromMessage(
     }
   }
   draft.applyAll(overCap(draft.terms(ref), policy));
-  return sighted.pool;
+  return { pool: sighted.pool, needsAging: sighted.needsAging };
 }
 
 function wordOf(word: string, docs: number, speakers: number, policy: LexiconPolicy) {

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { Keyspace, type EventEnvelope } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { REDIS } from '@app/platform';
-import type { CandidatePool } from './candidate-pool.rules.js';
+import type { CandidatePool, CandidateWord } from './candidate-pool.rules.js';
 import type { FeedbackState } from './keyword-feedback.rules.js';
 import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
 import type { DraftCommit, LoadedSet, SetMeta } from './lexicon-draft.js';
@@ -13,6 +13,8 @@ import { parseSetKey, type LexiconTerm } from './lexicon.rules.js';
 const DONE_TTL_SECONDS = 7 * 24 * 3600;
 /** Version announcements kept (each lookup reads only the new ones; a restarted lookup loads every set). */
 const VERSIONS_KEPT = 10_000;
+/** The pool hash's field holding the group's message count (no candidate word starts with '#': they hold letters). */
+const POOL_TOTAL = '#total';
 
 export interface VersionAnnouncement {
   /** Stream entry id. */
@@ -77,12 +79,30 @@ export class KeywordLexiconStore {
     return out;
   }
 
-  async loadGroup(groupId: string): Promise<{ pool: CandidatePool | null; feedback: FeedbackState | null }> {
-    const [pool, feedback] = await this.redis.mget(this.keys.keywordPool(groupId), this.keys.keywordFeedback(groupId));
-    return {
-      pool: pool ? (JSON.parse(pool) as CandidatePool) : null,
-      feedback: feedback ? (JSON.parse(feedback) as FeedbackState) : null,
-    };
+  async loadFeedback(groupId: string): Promise<FeedbackState | null> {
+    const feedback = await this.redis.get(this.keys.keywordFeedback(groupId));
+    return feedback ? (JSON.parse(feedback) as FeedbackState) : null;
+  }
+
+  /** The group's pool as far as these words go (and its total): what one message needs. */
+  async loadPoolWords(groupId: string, words: readonly string[]): Promise<CandidatePool> {
+    const [total, ...values] = await this.redis.hmget(this.keys.keywordPool(groupId), POOL_TOTAL, ...words);
+    const pool: CandidatePool = { totalDocs: Number(total ?? 0), words: {} };
+    words.forEach((word, i) => {
+      const value = values[i];
+      if (value) pool.words[word] = JSON.parse(value) as CandidateWord;
+    });
+    return pool;
+  }
+
+  /** The whole pool, to age it. */
+  async loadPool(groupId: string): Promise<CandidatePool> {
+    const raw = await this.redis.hgetall(this.keys.keywordPool(groupId));
+    const pool: CandidatePool = { totalDocs: Number(raw[POOL_TOTAL] ?? 0), words: {} };
+    for (const [word, value] of Object.entries(raw)) {
+      if (word !== POOL_TOTAL) pool.words[word] = JSON.parse(value) as CandidateWord;
+    }
+    return pool;
   }
 
   /** The newest announcement id ('0-0' when none), so a lookup can load first and follow from there. */
@@ -115,7 +135,12 @@ export class KeywordLexiconStore {
     commit: DraftCommit,
     expected: ReadonlyMap<string, number>,
     events: EventEnvelope[],
-    group?: { groupId: string; pool?: CandidatePool; feedback?: FeedbackState },
+    group?: {
+      groupId: string;
+      /** The pool's changed words and total; `replace`: the whole pool after aging. */
+      pool?: { words: CandidatePool; replace: boolean };
+      feedback?: FeedbackState;
+    },
   ): Promise<void> {
     if (events.length > 0) await this.log.appendAll(events);
     const keys: string[] = [this.keys.keywordSets, this.keys.keywordTermIndex, this.keys.keywordVersions];
@@ -133,11 +158,23 @@ export class KeywordLexiconStore {
         };
       }),
       writes: [] as [number, string][],
+      pool: null as { key: number; replace: boolean; fields: string[] } | null,
       done: 0,
       maxlen: VERSIONS_KEPT,
       ttl: DONE_TTL_SECONDS,
     };
-    if (group?.pool) plan.writes.push([keys.push(this.keys.keywordPool(group.groupId)), JSON.stringify(group.pool)]);
+    if (group?.pool) {
+      const { words, replace } = group.pool;
+      plan.pool = {
+        key: keys.push(this.keys.keywordPool(group.groupId)),
+        replace,
+        fields: [
+          POOL_TOTAL,
+          String(words.totalDocs),
+          ...Object.entries(words.words).flatMap(([w, v]) => [w, JSON.stringify(v)]),
+        ],
+      };
+    }
     if (group?.feedback) {
       plan.writes.push([keys.push(this.keys.keywordFeedback(group.groupId)), JSON.stringify(group.feedback)]);
     }
@@ -180,6 +217,10 @@ for _, s in ipairs(plan.sets) do
   end
 end
 for _, w in ipairs(plan.writes) do redis.call('SET', KEYS[w[1]], w[2]) end
+if plan.pool ~= cjson.null then
+  if plan.pool.replace then redis.call('DEL', KEYS[plan.pool.key]) end
+  for i = 1, #plan.pool.fields, 2 do redis.call('HSET', KEYS[plan.pool.key], plan.pool.fields[i], plan.pool.fields[i + 1]) end
+end
 redis.call('SET', KEYS[plan.done], '1', 'EX', plan.ttl)
 return 1
 `;

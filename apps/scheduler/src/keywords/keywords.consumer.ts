@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { EventKind, type EventEnvelope, type EventOf } from '@app/contracts';
 import type { BatchEntry, BatchHandler } from '@app/event-bus';
 import { Clock, Metrics } from '@app/platform';
-import { emptyPool } from './candidate-pool.rules.js';
+import { agePool, type CandidatePool } from './candidate-pool.rules.js';
 import { candidateWords } from './candidate-extraction.js';
 import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
 import { emptyFeedback, followFeedback, type FeedbackInput } from './keyword-feedback.rules.js';
@@ -74,15 +74,15 @@ export class KeywordsConsumer implements BatchHandler {
     if (await this.store.isDone(event.id)) return;
     const now = this.clock.nowMs();
     const groupId = event.groupId;
-    const group = groupId ? await this.store.loadGroup(groupId) : { pool: null, feedback: null };
+    const feedback = groupId ? await this.store.loadFeedback(groupId) : null;
     const setKeys: string[] = groupId ? [setKeyOf(groupSet(groupId))] : [];
 
     // Feedback first: it says which terms (in which sets) the event settles.
     const feedbackInput = this.feedbackInput(event);
     const followed =
       groupId && feedbackInput
-        ? followFeedback(group.feedback ?? emptyFeedback(), feedbackInput, now)
-        : { state: group.feedback, outcomes: [] };
+        ? followFeedback(feedback ?? emptyFeedback(), feedbackInput, now)
+        : { state: feedback, outcomes: [] };
     const termSets = await this.store.setsOfTerms([
       ...new Set(followed.outcomes.flatMap((o) => o.hits.map((h) => h.termId))),
     ]);
@@ -104,25 +104,33 @@ export class KeywordsConsumer implements BatchHandler {
     const loaded = await this.store.loadSets(setKeys);
     const expected = new Map([...loaded].map(([key, set]) => [key, set.meta?.version ?? 0]));
     const draft = new LexiconDraft(loaded);
-    let pool = group.pool ?? undefined;
+    // A group message reads only its own words of the pool (and the total).
+    const message = this.groupMessage(event);
+    const words = message ? candidateWords(message.text) : [];
+    let pool: { words: CandidatePool; replace: boolean } | undefined;
+    const poolWords = message && groupId ? await this.store.loadPoolWords(groupId, words) : undefined;
     try {
       for (const outcome of followed.outcomes) {
         applyFeedback(draft, outcome.hits, outcome.signal, (id) => termSets.get(id), now, this.policy);
       }
       const kind = event.kind;
-      if (kind === EventKind.MessageObserved || kind === EventKind.MessageDirect) {
-        const p = (event as EventOf<'message.observed'>).payload;
-        if (groupId && p.messageType === 'group' && p.sender.userId !== p.selfId) {
-          const words = candidateWords(p.text);
-          pool = learnFromMessage(
-            draft,
-            group.pool ?? emptyPool(),
-            { groupId, senderId: p.sender.userId, words },
-            now,
-            this.policy,
-          );
-          maintainIfDue(draft, groupSet(groupId), now, this.policy);
+      if (message && groupId && poolWords) {
+        const learned = learnFromMessage(
+          draft,
+          poolWords,
+          { groupId, senderId: message.senderId, words },
+          now,
+          this.policy,
+        );
+        pool = { words: learned.pool, replace: false };
+        if (learned.needsAging) {
+          const whole = await this.store.loadPool(groupId);
+          pool = {
+            words: agePool({ totalDocs: learned.pool.totalDocs, words: { ...whole.words, ...learned.pool.words } }),
+            replace: true,
+          };
         }
+        maintainIfDue(draft, groupSet(groupId), now, this.policy);
       } else if (kind === EventKind.MemorySummaryWritten && groupId) {
         const p = (event as EventOf<'memory.summary.written'>).payload;
         learnFromSummary(
@@ -153,8 +161,8 @@ export class KeywordsConsumer implements BatchHandler {
     const feedbackMoved =
       feedbackInput !== null &&
       followed.state !== null &&
-      JSON.stringify(followed.state) !== JSON.stringify(group.feedback ?? emptyFeedback());
-    const poolMoved = pool !== undefined && pool !== group.pool;
+      JSON.stringify(followed.state) !== JSON.stringify(feedback ?? emptyFeedback());
+    const poolMoved = pool !== undefined;
     // Most decisions, sends and completions carry no keyword hits: nothing to write, nor to remember as done
     // (handled again, they change nothing either).
     if (commit.sets.length === 0 && !feedbackMoved && !poolMoved) return;
@@ -175,6 +183,14 @@ export class KeywordsConsumer implements BatchHandler {
     for (const { decision } of commit.changes) {
       this.changes.inc({ change: decision.change, scope: decision.term.scope });
     }
+  }
+
+  /** A group message someone (not the bot) said: what the pool counts. */
+  private groupMessage(event: EventEnvelope): { senderId: string; text: string } | null {
+    if (event.kind !== EventKind.MessageObserved && event.kind !== EventKind.MessageDirect) return null;
+    const p = (event as EventOf<'message.observed'>).payload;
+    if (!event.groupId || p.messageType !== 'group' || p.sender.userId === p.selfId) return null;
+    return { senderId: p.sender.userId, text: p.text };
   }
 
   private feedbackInput(event: EventEnvelope): FeedbackInput | null {

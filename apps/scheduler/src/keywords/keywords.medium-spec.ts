@@ -27,6 +27,7 @@ import {
 import { KEYWORD_LOOKUP, type KeywordContext, type KeywordLookup } from './keyword-lookup.js';
 import { KeywordLexiconStore } from './keyword-lexicon.store.js';
 import { KeywordsModule } from './keywords.module.js';
+import { candidateWords } from './candidate-extraction.js';
 
 /*
  * The lexicon on real Redis and Postgres, with two scheduler replicas: what one learns or is told, the other's
@@ -349,4 +350,20 @@ describe('keyword lexicon on Redis and Postgres', () => {
       expect.arrayContaining([expect.objectContaining({ text: '露营', weight: 0.6, source: 'operator' })]),
     );
   });
+
+  it('ages a busy group’s candidate pool in place once it has said a thousand messages', async () => {
+    const group = '71021';
+    const events = Array.from({ length: 1002 }, (_, i) =>
+      say(group, `u${i % 7}`, i === 0 ? '冷门词汇出现' : '今晚吃火锅吗'),
+    );
+    for (let i = 0; i < events.length; i += 200) await log.appendAll(events.slice(i, i + 200));
+    const pool = new Keyspace(prefix, 4).keywordPool(group);
+    // 1001 messages: halved to 500, then one more. The common word was in all but the first.
+    await eventually('every message counted', async () => Number(await redis.hget(pool, '#total')) === 501, 60_000);
+    const [common] = candidateWords('今晚吃火锅吗');
+    expect(JSON.parse((await redis.hget(pool, common!))!)).toMatchObject({ docs: 501 });
+    const rare = candidateWords('冷门词汇出现');
+    expect(rare.length).toBeGreaterThan(0);
+    for (const word of rare) expect(await redis.hexists(pool, word)).toBe(0);
+  }, 90_000);
 });
