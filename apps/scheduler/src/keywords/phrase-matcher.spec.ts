@@ -106,4 +106,36 @@ describe('PhraseMatcher', () => {
     expect(exactTerms(matcher, text)).toEqual(naiveTerms(patterns, text));
     expect(exactTerms(matcher, text).length).toBeGreaterThan(0);
   });
+
+  it('agrees with a naive bigram count on partial hits (property)', () => {
+    const alphabet = fc.constantFrom('原', '神', '启', '动', '了', '吗');
+    const word = fc.array(alphabet, { minLength: 1, maxLength: 6 }).map((cs) => cs.join(''));
+    const bigrams = (t: string) =>
+      new Set(Array.from({ length: Math.max(0, t.length - 1) }, (_, i) => t.slice(i, i + 2)));
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ text: word, term: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 12 }),
+        fc.array(alphabet, { maxLength: 30 }).map((cs) => cs.join('')),
+        (patterns, text) => {
+          const matcher = new PhraseMatcher(patterns);
+          const exact = new Set(naiveTerms(patterns, text));
+          const inText = bigrams(text);
+          const expected = new Set<number>();
+          for (const p of patterns) {
+            if (p.text.length < 4 || exact.has(p.term)) continue;
+            const own = bigrams(p.text);
+            const found = [...own].filter((g) => inText.has(g)).length;
+            if (found / own.size >= 0.6) expected.add(p.term);
+          }
+          const partial = matcher
+            .match(text)
+            .filter((h) => !h.exact)
+            .map((h) => h.term)
+            .sort((a, b) => a - b);
+          expect(partial).toEqual([...expected].sort((a, b) => a - b));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
 });

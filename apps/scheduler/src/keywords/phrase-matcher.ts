@@ -196,6 +196,11 @@ export class PhraseMatcher {
     if (this.termCount === 0 || text.length === 0) return hits;
     const gen = this.nextGeneration();
     const { stamp, outTerms, outStart, depth, dictLink, firstOutput, rootNext, edges, fail } = this;
+    const { grams, gramStamp, gramStart, gramPatterns, gramCount, gramFirst, gramLast } = this;
+    // Bigrams are counted in the same pass (one read of the text); terms that hit exactly are left out at the end.
+    const partial = this.fuzzy !== null && this.patternTerm.length > 0;
+    let touched: number[] | undefined;
+    let prev = -1;
     let state = ROOT;
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
@@ -220,40 +225,36 @@ export class PhraseMatcher {
           hits.push({ term, start, end: i + 1, exact: true, coverage: 1 });
         }
       }
+      if (partial && prev >= 0) {
+        const gram = grams.find((prev << 16) | code);
+        if (gram >= 0 && gramStamp[gram] !== gen) {
+          gramStamp[gram] = gen;
+          for (let k = gramStart[gram]!, end = gramStart[gram + 1]!; k < end; k++) {
+            const p = gramPatterns[k]!;
+            if (gramCount[p] === 0) {
+              (touched ??= []).push(p);
+              gramFirst[p] = i - 1;
+            }
+            gramCount[p]!++;
+            gramLast[p] = i + 1;
+          }
+        }
+      }
+      prev = code;
     }
-    if (this.fuzzy && this.patternTerm.length > 0 && text.length > 1) this.partialHits(text, gen, hits);
+    if (touched) this.partialHits(touched, gen, hits);
     return hits;
   }
 
-  private partialHits(text: string, gen: number, hits: PhraseMatch[]): void {
-    const { gramCount, gramFirst, gramLast, stamp, gramStamp, gramStart, gramPatterns, patternTerm, grams } = this;
-    let touched: number[] | undefined;
-    let prev = text.charCodeAt(0);
-    for (let i = 0; i + 1 < text.length; i++) {
-      const code = text.charCodeAt(i + 1);
-      const key = (prev << 16) | code;
-      prev = code;
-      const gram = grams.find(key);
-      if (gram < 0 || gramStamp[gram] === gen) continue;
-      gramStamp[gram] = gen;
-      for (let k = gramStart[gram]!, end = gramStart[gram + 1]!; k < end; k++) {
-        const p = gramPatterns[k]!;
-        if (stamp[patternTerm[p]!] === gen) continue;
-        if (gramCount[p] === 0) {
-          (touched ??= []).push(p);
-          gramFirst[p] = i;
-        }
-        gramCount[p]!++;
-        gramLast[p] = i + 2;
-      }
-    }
-    if (!touched) return;
+  /** The best partial hit of each term that did not hit exactly, from the bigram counts of `touched` patterns. */
+  private partialHits(touched: readonly number[], gen: number, hits: PhraseMatch[]): void {
+    const { gramCount, gramFirst, gramLast, stamp, patternTerm } = this;
     const best = new Map<number, PhraseMatch>();
     for (const p of touched) {
       const coverage = gramCount[p]! / this.patternGrams[p]!;
       gramCount[p] = 0;
-      if (coverage < this.fuzzy!.minCoverage) continue;
       const term = patternTerm[p]!;
+      if (coverage < this.fuzzy!.minCoverage || stamp[term] === gen) continue;
       const current = best.get(term);
       if (!current || coverage > current.coverage) {
         best.set(term, { term, start: gramFirst[p]!, end: gramLast[p]!, exact: false, coverage });
