@@ -7,6 +7,7 @@ import { memoryRecall } from './memory-recall.scenario.js';
 import { scale } from './scale.scenario.js';
 import { fairness } from './fairness.scenario.js';
 import { schedulerMemory } from './scheduler-memory.scenario.js';
+import { keywords } from './keywords.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -76,6 +77,7 @@ const SCENARIOS: Record<string, Scenario> = {
       eventsPerGroup: number(flags, 'events-per-group', 20),
       ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
     }),
+  keywords: (flags) => keywords({ terms: number(flags, 'terms', 10_000), megabytes: number(flags, 'megabytes', 8) }),
 };
 
 function parse(argv: string[]): { scenario: string | undefined; json: boolean; flags: Map<string, string> } {

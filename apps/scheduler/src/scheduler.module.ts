@@ -17,6 +17,7 @@ import { GroupStateStore } from './groups/group-state.store.js';
 import { emptyKeywordLookup, KEYWORD_LOOKUP, type KeywordLookup } from './keywords/keyword-lookup.js';
 import { TimerStore } from './timers/timer.store.js';
 import { TimerWheel } from './timers/timer-wheel.js';
+import { KeywordsModule } from './keywords/keywords.module.js';
 
 /**
  * The fast plane: the decider of every group event (event state machine, debounce, preemption), durable timers,
@@ -31,6 +32,7 @@ import { TimerWheel } from './timers/timer-wheel.js';
     ProjectorModule,
     QueuesModule.forRoot(QueueName.Episodes),
     PersonaModule,
+    KeywordsModule,
   ],
   controllers: [GroupEventsConsumer],
   providers: [

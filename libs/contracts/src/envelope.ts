@@ -47,6 +47,11 @@ import {
 } from './life.js';
 import { MemoryFactLearnedPayload, MemoryJargonLearnedPayload, MemorySummaryWrittenPayload } from './memory.js';
 import { LlmCalledPayload, MonitorRecordedPayload, PersonaPublishedPayload } from './observability.js';
+import {
+  KeywordControlRequestedPayload,
+  KeywordLexiconVersionedPayload,
+  KeywordTermChangedPayload,
+} from './payloads.js';
 
 export const SCHEMA_VERSION = 1;
 
@@ -166,6 +171,9 @@ export const PAYLOAD_CLASSES: Record<EventKind, PayloadClass> = {
   [EventKind.ThreadUpdated]: ThreadUpdatedPayload,
   [EventKind.ThreadIdle]: ThreadIdlePayload,
   [EventKind.GroupActorUpdated]: GroupActorUpdatedPayload,
+  [EventKind.KeywordTermChanged]: KeywordTermChangedPayload,
+  [EventKind.KeywordLexiconVersioned]: KeywordLexiconVersionedPayload,
+  [EventKind.KeywordControlRequested]: KeywordControlRequestedPayload,
 };
 
 /** Kind → payload type, for typed handlers: `EventEnvelope<PayloadOf<'message.direct'>>`. */
@@ -208,6 +216,9 @@ export interface PayloadMap {
   'thread.updated': ThreadUpdatedPayload;
   'thread.idle': ThreadIdlePayload;
   'group.actor.updated': GroupActorUpdatedPayload;
+  'keyword.term.changed': KeywordTermChangedPayload;
+  'keyword.lexicon.versioned': KeywordLexiconVersionedPayload;
+  'keyword.control.requested': KeywordControlRequestedPayload;
 }
 export type PayloadOf<K extends EventKind> = PayloadMap[K];
 export type EventOf<K extends EventKind> = EventEnvelope<PayloadOf<K>> & { kind: K };

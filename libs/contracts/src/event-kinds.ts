@@ -73,6 +73,12 @@ export const EventKind = {
   ThreadIdle: 'thread.idle',
   /** The group actor's reply budget, cooldown and live threads after a reply or an episode (attention). */
   GroupActorUpdated: 'group.actor.updated',
+  /** A keyword lexicon term was added, promoted, reweighted, decayed, expired, pinned, suppressed or deleted. */
+  KeywordTermChanged: 'keyword.term.changed',
+  /** A keyword set (one scope and owner) published a new version: matchers rebuild, snoozed events re-evaluate. */
+  KeywordLexiconVersioned: 'keyword.lexicon.versioned',
+  /** A person (the panel, `npm run keywords`) asked to pin, suppress, delete or add a keyword term. */
+  KeywordControlRequested: 'keyword.control.requested',
 } as const;
 
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];

@@ -494,3 +494,156 @@ export class PersonalActivityPayload {
   @IsString()
   nextAt?: string;
 }
+
+export const KEYWORD_TERM_STATUSES = ['active', 'pinned', 'suppressed'] as const;
+/** `pinned`: never decays, expires or is filtered; `suppressed`: kept so it is never learned again, never hits. */
+export type KeywordTermStatus = (typeof KEYWORD_TERM_STATUSES)[number];
+
+export const KEYWORD_TERM_SOURCES = [
+  'persona',
+  'operator',
+  'extracted',
+  'jargon',
+  'summary',
+  'activity',
+  'game',
+] as const;
+/** Where a term came from: persona interests, a person, words of the group, memory's jargon, thread summaries, … */
+export type KeywordTermSource = (typeof KEYWORD_TERM_SOURCES)[number];
+
+export const KEYWORD_TERM_CHANGES = [
+  'seeded',
+  'added',
+  'promoted',
+  'reinforced',
+  'weakened',
+  'decayed',
+  'expired',
+  'evicted',
+  'pinned',
+  'suppressed',
+  'deleted',
+] as const;
+export type KeywordTermChange = (typeof KEYWORD_TERM_CHANGES)[number];
+
+/** `keyword.term.changed`: the whole term after the change (a snapshot, so the projection is an upsert). */
+export class KeywordTermChangedPayload {
+  @IsString()
+  @MaxLength(64)
+  termId!: string;
+
+  @IsIn(KEYWORD_SCOPES)
+  scope!: KeywordScope;
+
+  /** The scope's owner: '' for global, the group id, `<group id>/<thread id>`, the persona id, … */
+  @IsString()
+  @MaxLength(300)
+  ownerId!: string;
+
+  @IsIn(KEYWORD_TERM_CHANGES)
+  change!: KeywordTermChange;
+
+  /** The canonical term, normalised. */
+  @IsString()
+  @MaxLength(64)
+  text!: string;
+
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  aliases!: string[];
+
+  @IsNumber()
+  @Min(0)
+  weight!: number;
+
+  @IsNumber()
+  @Min(0)
+  confidence!: number;
+
+  @IsIn(KEYWORD_TERM_SOURCES)
+  source!: KeywordTermSource;
+
+  @IsIn(KEYWORD_TERM_STATUSES)
+  status!: KeywordTermStatus;
+
+  @IsInt()
+  @Min(0)
+  sightings!: number;
+
+  @IsISO8601()
+  firstSeenAt!: string;
+
+  @IsISO8601()
+  lastSeenAt!: string;
+
+  @IsOptional()
+  @IsISO8601()
+  expiresAt?: string;
+
+  /** The set's version this change belongs to. */
+  @IsInt()
+  @Min(1)
+  version!: number;
+
+  /** One line a person understands: "promoted: said 3 times by 2 people", "pinned by operator". */
+  @IsString()
+  @MaxLength(200)
+  reason!: string;
+}
+
+/** `keyword.lexicon.versioned`: a set's new version and what it holds now. */
+export class KeywordLexiconVersionedPayload {
+  @IsIn(KEYWORD_SCOPES)
+  scope!: KeywordScope;
+
+  @IsString()
+  @MaxLength(300)
+  ownerId!: string;
+
+  @IsInt()
+  @Min(1)
+  version!: number;
+
+  /** Terms that can hit (active and pinned). */
+  @IsInt()
+  @Min(0)
+  terms!: number;
+
+  @IsString({ each: true })
+  changedTermIds!: string[];
+}
+
+export const KEYWORD_COMMANDS = ['pin', 'suppress', 'delete', 'add'] as const;
+export type KeywordCommand = (typeof KEYWORD_COMMANDS)[number];
+
+/** `keyword.control.requested`: a person's command on one term of one set. */
+export class KeywordControlRequestedPayload {
+  @IsIn(KEYWORD_COMMANDS)
+  command!: KeywordCommand;
+
+  @IsIn(KEYWORD_SCOPES)
+  scope!: KeywordScope;
+
+  @IsString()
+  @MaxLength(300)
+  ownerId!: string;
+
+  @IsString()
+  @MaxLength(64)
+  term!: string;
+
+  @IsOptional()
+  @IsString({ each: true })
+  @MaxLength(64, { each: true })
+  aliases?: string[];
+
+  @IsOptional()
+  @IsNumber()
+  @Min(0)
+  weight?: number;
+
+  /** Who asked (operator name, `panel`, `cli`). */
+  @IsString()
+  @MaxLength(64)
+  requestedBy!: string;
+}

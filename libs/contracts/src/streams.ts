@@ -35,6 +35,8 @@ export const ConsumerGroup = {
   Outbound: 'outbound',
   /** Memory workers (run by life-director): thread buffers, summary and idle jobs. */
   Memory: 'memory',
+  /** The keyword lexicon (run by the scheduler): candidate words, summaries, jargon, feedback, commands. */
+  Keywords: 'keywords',
 } as const;
 export type ConsumerGroup = (typeof ConsumerGroup)[keyof typeof ConsumerGroup];
 
@@ -266,5 +268,46 @@ export class Keyspace {
   /** BullMQ key prefix. One hash tag for all queues: BullMQ needs a queue's keys in one slot. */
   get bullPrefix(): string {
     return `${this.prefix}:{bull}`;
+  }
+
+  /*
+   * The keyword lexicon's live state (ADR-0020). One hash tag for all of it: a change to a group's set, the global
+   * set's feedback, the version announcement and the consumer's done marker commit in one MULTI. Writes are rare
+   * (promotions, feedback, commands), reads are one load per version change, so one slot is plenty.
+   */
+
+  /** One keyword set's terms (hash: term id → term JSON); `setKey` is `<scope>:<owner id>`. */
+  keywordTerms(setKey: string): string {
+    return `${this.prefix}:kw:{kw}:terms:${setKey}`;
+  }
+
+  /** Every keyword set's meta (hash: set key → `{ version, maintainedAt, updatedAt }` JSON). */
+  get keywordSets(): string {
+    return `${this.prefix}:kw:{kw}:sets`;
+  }
+
+  /** Which set holds a term (hash: term id → set key), for feedback that only knows the term id. */
+  get keywordTermIndex(): string {
+    return `${this.prefix}:kw:{kw}:term-index`;
+  }
+
+  /** Every new set version (stream: `set`, `version`), followed by every scheduler's keyword lookup. */
+  get keywordVersions(): string {
+    return `${this.prefix}:kw:{kw}:versions`;
+  }
+
+  /** The keyword consumer has committed what `id` (an event, a seeding) changed. */
+  keywordDone(id: string): string {
+    return `${this.prefix}:kw:{kw}:done:${id}`;
+  }
+
+  /** A group's candidate words before promotion (hash: word → JSON, `#total` → messages counted). */
+  keywordPool(groupId: string): string {
+    return `${this.prefix}:kw:{kw}:pool:${groupId}`;
+  }
+
+  /** A group's keyword feedback in progress: recent senders, hits awaiting their episode or follow-up (JSON). */
+  keywordFeedback(groupId: string): string {
+    return `${this.prefix}:kw:{kw}:feedback:${groupId}`;
   }
 }

@@ -18,6 +18,8 @@ import { LlmCallRecord } from './entities/llm-call-record.entity.js';
 import { PersonaRecord } from './entities/persona-record.entity.js';
 import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
 import { ThreadsAndActors1796300000000 } from './migrations/1796300000000-threads-and-actors.js';
+import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-lexicon.js';
+import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
 import { ActivityRecord, AgendaMilestoneRecord, AgendaRecord, BeatRecord } from './entities/life-records.entity.js';
@@ -50,6 +52,9 @@ export const READ_MODEL_ENTITIES = {
   requests: RequestRecord,
   threads: ThreadRecord,
   groupActors: GroupActorRecord,
+  keywordSets: KeywordSetRecord,
+  keywordTerms: KeywordTermRecord,
+  keywordHits: KeywordHitRecord,
 } as const satisfies Record<ReadModel, new () => object>;
 
 export const ENTITIES = [EventLogEntry, ...Object.values(READ_MODEL_ENTITIES), ProjectionCheckpoint];
@@ -62,6 +67,7 @@ export const MIGRATIONS = [
   CognitionAccounting1796200000000,
   SchedulerTimersAndControls1796210000000,
   ThreadsAndActors1796300000000,
+  KeywordLexicon1796310000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

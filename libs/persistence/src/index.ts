@@ -28,3 +28,5 @@ export * from './replay.js';
 export * from './erasure.js';
 export * from './entities/attention-records.entity.js';
 export * from './projection/attention.rows.js';
+export * from './entities/keyword-records.entity.js';
+export * from './projection/keyword.rows.js';

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from './data-source.js';
 import { chain, schedulerChain } from './projection/chain.fixture.js';
 import { edgeEvents } from './projection/edge.fixture.js';
+import { keywordEvents } from './projection/keyword.fixture.js';
 import { ProjectionRepository } from './projection/projection.repository.js';
 import { ProjectorService } from './projection/read-models.projector.js';
 import { formatReplayReport, replay } from './replay.js';
@@ -29,7 +30,9 @@ const LIFE_AND_MEMORY = ['agenda', 'activities', 'beats', 'agenda_milestones'];
 const MEMORY = ['memory_messages', 'memory_summaries', 'memory_facts', 'memory_jargon'];
 /** Read models of attention (issue 7). */
 const ATTENTION = ['threads', 'group_actors'];
-const ALL_READ_MODELS = [...READ_MODELS, ...LIFE_AND_MEMORY, ...MEMORY, ...COGNITION, ...ATTENTION];
+/** Read models of the keyword lexicon (issue 7). */
+const KEYWORDS = ['keyword_sets', 'keyword_terms', 'keyword_hits'];
+const ALL_READ_MODELS = [...READ_MODELS, ...LIFE_AND_MEMORY, ...MEMORY, ...COGNITION, ...ATTENTION, ...KEYWORDS];
 
 describe('replay on real Postgres', () => {
   let database: TestDatabase;
@@ -61,6 +64,7 @@ describe('replay on real Postgres', () => {
       const message = c.events[0]!;
       const messageId = (message.payload as { messageId: string }).messageId;
       if (i % 3 === 0) streams.get(partition)!.push(...edgeEvents(group, startMs, message.id, messageId));
+      if (i % 4 === 0) streams.get(partition)!.push(...keywordEvents(group, startMs, i));
     }
     for (const [partition, events] of streams) {
       const entries: BatchEntry[] = events.map((event, i) => ({
@@ -89,7 +93,7 @@ describe('replay on real Postgres', () => {
     for (const name of ALL_READ_MODELS) {
       expect({ name, ...report.tables[name] }).toMatchObject({ name, equal: true, rows: expect.any(Number) });
     }
-    for (const name of [...READ_MODELS, ...COGNITION, ...ATTENTION, 'memory_messages'])
+    for (const name of [...READ_MODELS, ...COGNITION, ...ATTENTION, ...KEYWORDS, 'memory_messages'])
       expect(report.tables[name]!.rows).toBeGreaterThan(0);
     expect(report.equal).toBe(true);
     expect(await replaySchemas()).toEqual([]);

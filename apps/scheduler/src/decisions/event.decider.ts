@@ -352,6 +352,9 @@ class Turn {
       case EventKind.ThreadUpdated:
       case EventKind.ThreadIdle:
       case EventKind.GroupActorUpdated:
+      case EventKind.KeywordTermChanged:
+      case EventKind.KeywordLexiconVersioned:
+      case EventKind.KeywordControlRequested:
         return;
     }
   }

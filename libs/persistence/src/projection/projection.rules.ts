@@ -12,6 +12,8 @@ import { foldLifeEvent, type LifePatches } from './life-projection.rules.js';
 import type { ActivityRow, AgendaMilestoneRow, AgendaRow, BeatRow } from './life.rows.js';
 import { foldMemoryEvent, foldMessageMemory, foldSentMemory, type MemoryPatches } from './memory-projection.rules.js';
 import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from './memory.rows.js';
+import { foldDecisionHits, foldKeywordEvent, type KeywordPatches } from './keyword-projection.rules.js';
+import type { KeywordHitRow, KeywordSetRow, KeywordTermRow } from './keyword.rows.js';
 
 /*
  * The projection as a pure fold: archived events in, read-model rows out. The writer turns the rows into one
@@ -255,6 +257,9 @@ export interface ReadModelRows {
   requests: RequestRow;
   threads: ThreadRow;
   groupActors: GroupActorRow;
+  keywordSets: KeywordSetRow;
+  keywordTerms: KeywordTermRow;
+  keywordHits: KeywordHitRow;
 }
 
 export type ReadModel = keyof ReadModelRows;
@@ -331,6 +336,26 @@ export const READ_MODEL_RULES: { [M in ReadModel]: ReadModelRules<ReadModelRows[
       ],
     },
   },
+  keywordSets: { key: ['scope', 'ownerId'], versioned: { version: 'version', columns: ['terms', 'updatedAt'] } },
+  keywordTerms: {
+    key: ['termId'],
+    versioned: {
+      version: 'version',
+      columns: [
+        'aliases',
+        'weight',
+        'confidence',
+        'status',
+        'sightings',
+        'lastSeenAt',
+        'expiresAt',
+        'lastChange',
+        'reason',
+        'changedAt',
+      ],
+    },
+  },
+  keywordHits: { key: ['eventId', 'termId'] },
 };
 
 export const READ_MODELS = Object.keys(READ_MODEL_RULES) as ReadModel[];
@@ -382,6 +407,9 @@ export function emptyProjection(): Projection {
     requests: new Map(),
     threads: new Map(),
     groupActors: new Map(),
+    keywordSets: new Map(),
+    keywordTerms: new Map(),
+    keywordHits: new Map(),
   };
 }
 
@@ -407,6 +435,14 @@ function memoryPatches(projection: Projection): MemoryPatches {
     summaries: (patch) => put(projection, 'summaries', patch),
     facts: (patch) => put(projection, 'facts', patch),
     jargon: (patch) => put(projection, 'jargon', patch),
+  };
+}
+
+function keywordPatches(projection: Projection): KeywordPatches {
+  return {
+    keywordSets: (patch) => put(projection, 'keywordSets', patch),
+    keywordTerms: (patch) => put(projection, 'keywordTerms', patch),
+    keywordHits: (patch) => put(projection, 'keywordHits', patch),
   };
 }
 
@@ -558,6 +594,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         updatedAt: at,
       });
       addTransitions(projection, p.subjectEventId, p.transitions, at);
+      foldDecisionHits(event as EventOf<typeof kind>, keywordPatches(projection));
       return;
     }
     case EventKind.EventTransitioned: {
@@ -901,6 +938,11 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
     case EventKind.ThreadIdle:
     case EventKind.GroupActorUpdated:
       foldAttentionEvent(event as EventOf<typeof kind>, attentionPatches(projection));
+      return;
+    case EventKind.KeywordTermChanged:
+    case EventKind.KeywordLexiconVersioned:
+    case EventKind.KeywordControlRequested:
+      foldKeywordEvent(event as EventOf<typeof kind>, keywordPatches(projection));
       return;
     case EventKind.SendVerified:
     case EventKind.ToolResult:

@@ -20,6 +20,11 @@ function segmenter(): Jieba {
   return jieba;
 }
 
+/** The process's one jieba instance with the package's dictionary (loaded once: the keyword lexicon cuts with it too). */
+export function sharedJieba(): Jieba {
+  return segmenter();
+}
+
 /** A word worth indexing: letters or digits of any script; punctuation, symbols and spaces are not. */
 const WORD = /[\p{L}\p{N}]/u;
 

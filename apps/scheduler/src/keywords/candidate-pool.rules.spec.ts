@@ -1,0 +1,49 @@
+import { AGE_AFTER, agePool, emptyPool, MAX_WORDS, sightWords, type CandidatePool } from './candidate-pool.rules.js';
+import { DEFAULT_LEXICON_POLICY as POLICY } from './lexicon.rules.js';
+
+const T0 = Date.parse('2026-12-01T12:00:00Z');
+
+function say(pool: CandidatePool, speaker: string, ...words: string[]) {
+  const out = sightWords(pool, words, speaker, T0, POLICY);
+  return out.needsAging ? { ...out, pool: agePool(out.pool) } : out;
+}
+
+describe('candidate pool', () => {
+  it('makes a word promotable after enough messages by enough people', () => {
+    let pool = emptyPool();
+    pool = say(pool, 'a', '原神').pool;
+    pool = say(pool, 'a', '原神').pool;
+    expect(say(pool, 'a', '原神').sightings[0]).toMatchObject({ docs: 3, speakers: 1, promotable: false });
+    expect(say(pool, 'b', '原神').sightings[0]).toMatchObject({ docs: 3, speakers: 2, promotable: true });
+  });
+
+  it('counts a word once per message', () => {
+    expect(say(emptyPool(), 'a', '原神', '原神').sightings).toHaveLength(1);
+  });
+
+  it('flags a word in too large a share of the group\u2019s messages as high-frequency, never promotable', () => {
+    let pool = emptyPool();
+    for (let i = 0; i < 60; i++) pool = say(pool, `u${i % 5}`, ...(i % 2 === 0 ? ['上班'] : ['别的', `词${i}`])).pool;
+    const [sighting] = say(pool, 'u1', '上班').sightings;
+    expect(sighting).toMatchObject({ highFrequency: true, promotable: false });
+  });
+
+  it('ages counts as the group talks, so old words fall out', () => {
+    let pool = say(emptyPool(), 'a', '旧词').pool;
+    for (let i = 0; i < AGE_AFTER + 1; i++) pool = say(pool, 'a', '新词').pool;
+    expect(pool.words['旧词']).toBeUndefined();
+    expect(pool.totalDocs).toBeLessThan(AGE_AFTER);
+  });
+
+  it('asks for aging only when the group has said enough, and aging keeps the pool under its cap', () => {
+    const big: CandidatePool = { totalDocs: AGE_AFTER, words: {} };
+    for (let i = 0; i < MAX_WORDS + 50; i++) big.words[`词${i}`] = { docs: 3, speakers: ['a'], lastAt: T0 + i };
+    expect(sightWords({ totalDocs: 10, words: {} }, ['词'], 'a', T0, POLICY).needsAging).toBe(false);
+    const { pool, needsAging } = sightWords(big, ['新'], 'a', T0, POLICY);
+    expect(needsAging).toBe(true);
+    const aged = agePool(pool);
+    expect(Object.keys(aged.words)).toHaveLength(MAX_WORDS);
+    expect(aged.words['新']).toBeUndefined();
+    expect(aged.words[`词${MAX_WORDS + 49}`]).toEqual({ docs: 1, speakers: ['a'], lastAt: T0 + MAX_WORDS + 49 });
+  });
+});

@@ -1,0 +1,226 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { Keyspace, type EventEnvelope } from '@app/contracts';
+import { EventLog } from '@app/event-bus';
+import { REDIS } from '@app/platform';
+import type { CandidatePool, CandidateWord } from './candidate-pool.rules.js';
+import type { FeedbackState } from './keyword-feedback.rules.js';
+import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
+import type { DraftCommit, LoadedSet, SetMeta } from './lexicon-draft.js';
+import { parseSetKey, type LexiconTerm } from './lexicon.rules.js';
+
+/** How long a done marker keeps a handled event from being handled again (real seconds: longer than any retry). */
+const DONE_TTL_SECONDS = 7 * 24 * 3600;
+/** Version announcements kept (each lookup reads only the new ones; a restarted lookup loads every set). */
+const VERSIONS_KEPT = 10_000;
+/** The pool hash's field holding the group's message count (no candidate word starts with '#': they hold letters). */
+const POOL_TOTAL = '#total';
+
+export interface VersionAnnouncement {
+  /** Stream entry id. */
+  id: string;
+  setKey: string;
+  version: number;
+}
+
+/**
+ * The lexicon's live state in Redis (`Keyspace.keyword*`, one hash tag): each set's terms and meta, the term → set
+ * index, the groups' candidate pools and feedback, and the stream announcing new versions. `commit` first appends
+ * the change's events to the log, then writes the state, the announcement and the done marker in one MULTI: a
+ * crash in between leaves no marker, so the event is handled again and appends the same (derived) event ids.
+ */
+@Injectable()
+export class KeywordLexiconStore {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly keys: Keyspace,
+    private readonly log: EventLog,
+  ) {}
+
+  async isDone(id: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.keywordDone(id))) === 1;
+  }
+
+  async loadSets(setKeys: readonly string[]): Promise<Map<string, LoadedSet>> {
+    const unique = [...new Set(setKeys)];
+    const out = new Map<string, LoadedSet>();
+    if (unique.length === 0) return out;
+    const tx = this.redis.multi();
+    tx.hmget(this.keys.keywordSets, ...unique);
+    for (const key of unique) tx.hgetall(this.keys.keywordTerms(key));
+    const results = (await tx.exec()) ?? [];
+    const metas = (results[0]?.[1] ?? []) as (string | null)[];
+    unique.forEach((setKey, i) => {
+      const raw = (results[i + 1]?.[1] ?? {}) as Record<string, string>;
+      const meta = metas[i];
+      out.set(setKey, {
+        ref: parseSetKey(setKey),
+        meta: meta ? (JSON.parse(meta) as SetMeta) : null,
+        terms: new Map(Object.entries(raw).map(([id, json]) => [id, JSON.parse(json) as LexiconTerm])),
+      });
+    });
+    return out;
+  }
+
+  /** Every set's meta (the lookup's start, and its periodic check for a missed announcement). */
+  async allSets(): Promise<Map<string, SetMeta>> {
+    const raw = await this.redis.hgetall(this.keys.keywordSets);
+    return new Map(Object.entries(raw).map(([key, json]) => [key, JSON.parse(json) as SetMeta]));
+  }
+
+  /** The sets holding these term ids (undefined for a term no set holds any more). */
+  async setsOfTerms(termIds: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (termIds.length === 0) return out;
+    const sets = await this.redis.hmget(this.keys.keywordTermIndex, ...termIds);
+    termIds.forEach((id, i) => {
+      if (sets[i]) out.set(id, sets[i]);
+    });
+    return out;
+  }
+
+  async loadFeedback(groupId: string): Promise<FeedbackState | null> {
+    const feedback = await this.redis.get(this.keys.keywordFeedback(groupId));
+    return feedback ? (JSON.parse(feedback) as FeedbackState) : null;
+  }
+
+  /** The group's pool as far as these words go (and its total): what one message needs. */
+  async loadPoolWords(groupId: string, words: readonly string[]): Promise<CandidatePool> {
+    const [total, ...values] = await this.redis.hmget(this.keys.keywordPool(groupId), POOL_TOTAL, ...words);
+    const pool: CandidatePool = { totalDocs: Number(total ?? 0), words: {} };
+    words.forEach((word, i) => {
+      const value = values[i];
+      if (value) pool.words[word] = JSON.parse(value) as CandidateWord;
+    });
+    return pool;
+  }
+
+  /** The whole pool, to age it. */
+  async loadPool(groupId: string): Promise<CandidatePool> {
+    const raw = await this.redis.hgetall(this.keys.keywordPool(groupId));
+    const pool: CandidatePool = { totalDocs: Number(raw[POOL_TOTAL] ?? 0), words: {} };
+    for (const [word, value] of Object.entries(raw)) {
+      if (word !== POOL_TOTAL) pool.words[word] = JSON.parse(value) as CandidateWord;
+    }
+    return pool;
+  }
+
+  /** The newest announcement id ('0-0' when none), so a lookup can load first and follow from there. */
+  async lastAnnouncement(): Promise<string> {
+    const [last] = (await this.redis.xrevrange(this.keys.keywordVersions, '+', '-', 'COUNT', 1)) as [
+      string,
+      string[],
+    ][];
+    return last?.[0] ?? '0-0';
+  }
+
+  /** Announcements after `afterId`, waiting up to `blockMs` (on its own connection: this one blocks). */
+  async announcementsAfter(connection: Redis, afterId: string, blockMs: number): Promise<VersionAnnouncement[]> {
+    const reply = await connection.xread('COUNT', 500, 'BLOCK', blockMs, 'STREAMS', this.keys.keywordVersions, afterId);
+    const entries = reply?.[0]?.[1] ?? [];
+    return entries.map(([id, fields]) => {
+      const get = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
+      return { id, setKey: get('set'), version: Number(get('version')) };
+    });
+  }
+
+  /**
+   * Append the change's events, then write it (terms, index, meta, announcement, pool, feedback, done marker) in
+   * one script that first checks every changed set is still at the version the change was computed from. When
+   * another process moved one on meanwhile (two groups' feedback on one global term), nothing is written and
+   * `KeywordConflict` is thrown: the bus handles the event again on fresh state.
+   */
+  async commit(
+    doneId: string,
+    commit: DraftCommit,
+    expected: ReadonlyMap<string, number>,
+    events: EventEnvelope[],
+    group?: {
+      groupId: string;
+      /** The pool's changed words and total; `replace`: the whole pool after aging. */
+      pool?: { words: CandidatePool; replace: boolean };
+      feedback?: FeedbackState;
+    },
+  ): Promise<void> {
+    if (events.length > 0) await this.log.appendAll(events);
+    const keys: string[] = [this.keys.keywordSets, this.keys.keywordTermIndex, this.keys.keywordVersions];
+    const plan = {
+      sets: commit.sets.map((set) => {
+        keys.push(this.keys.keywordTerms(set.setKey));
+        return {
+          key: keys.length,
+          set: set.setKey,
+          expected: expected.get(set.setKey) ?? 0,
+          meta: JSON.stringify(set.meta),
+          version: set.changed ? String(set.meta.version) : '',
+          upserts: set.upserts.flatMap((t) => [t.termId, JSON.stringify(t)]),
+          removals: set.removals,
+        };
+      }),
+      writes: [] as [number, string][],
+      pool: null as { key: number; replace: boolean; fields: string[] } | null,
+      done: 0,
+      maxlen: VERSIONS_KEPT,
+      ttl: DONE_TTL_SECONDS,
+    };
+    if (group?.pool) {
+      const { words, replace } = group.pool;
+      plan.pool = {
+        key: keys.push(this.keys.keywordPool(group.groupId)),
+        replace,
+        fields: [
+          POOL_TOTAL,
+          String(words.totalDocs),
+          ...Object.entries(words.words).flatMap(([w, v]) => [w, JSON.stringify(v)]),
+        ],
+      };
+    }
+    if (group?.feedback) {
+      plan.writes.push([keys.push(this.keys.keywordFeedback(group.groupId)), JSON.stringify(group.feedback)]);
+    }
+    plan.done = keys.push(this.keys.keywordDone(doneId));
+    const written = (await this.redis.eval(COMMIT, keys.length, ...keys, JSON.stringify(plan))) as number;
+    if (written !== 1) throw new KeywordConflict(doneId);
+  }
+}
+
+/** Another process changed a set this change was computed from; handled again, it is computed on fresh state. */
+export class KeywordConflict extends KeywordError {
+  constructor(id: string) {
+    super(KeywordErrorCode.Conflict, `keyword sets changed while ${id} was being handled`, { id, transient: true });
+  }
+}
+
+// KEYS: sets meta, term index, versions stream, then each set's terms, pool/feedback keys, the done marker.
+// ARGV[1]: the plan (JSON). Returns 0, writing nothing, when a set is not at its expected version.
+const COMMIT = `
+local plan = cjson.decode(ARGV[1])
+for _, s in ipairs(plan.sets) do
+  local meta = redis.call('HGET', KEYS[1], s.set)
+  local version = 0
+  if meta then version = cjson.decode(meta).version end
+  if version ~= s.expected then return 0 end
+end
+for _, s in ipairs(plan.sets) do
+  local terms = KEYS[s.key]
+  for i = 1, #s.upserts, 2 do
+    redis.call('HSET', terms, s.upserts[i], s.upserts[i + 1])
+    redis.call('HSET', KEYS[2], s.upserts[i], s.set)
+  end
+  for _, id in ipairs(s.removals) do
+    redis.call('HDEL', terms, id)
+    redis.call('HDEL', KEYS[2], id)
+  end
+  redis.call('HSET', KEYS[1], s.set, s.meta)
+  if s.version ~= '' then
+    redis.call('XADD', KEYS[3], 'MAXLEN', '~', plan.maxlen, '*', 'set', s.set, 'version', s.version)
+  end
+end
+for _, w in ipairs(plan.writes) do redis.call('SET', KEYS[w[1]], w[2]) end
+if plan.pool ~= cjson.null then
+  if plan.pool.replace then redis.call('DEL', KEYS[plan.pool.key]) end
+  for i = 1, #plan.pool.fields, 2 do redis.call('HSET', KEYS[plan.pool.key], plan.pool.fields[i], plan.pool.fields[i + 1]) end
+end
+redis.call('SET', KEYS[plan.done], '1', 'EX', plan.ttl)
+return 1
+`;
