@@ -13,7 +13,8 @@ import {
   type TimerPurpose,
 } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
-import { Clock, QunliConfig } from '@app/platform';
+import { Clock, Metrics, QunliConfig } from '@app/platform';
+import type { Histogram } from 'prom-client';
 import type { AttentionPolicy } from '../decisions/attention.policy.js';
 import { repliesInWindow } from '../actors/group-actor.js';
 import { DEFAULT_TALK, messagesNeeded, react } from '../decisions/event.decider.js';
@@ -81,6 +82,7 @@ function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload>
 @Injectable()
 export class GroupRuntime {
   private readonly settings: SchedulerSettings;
+  private readonly scores: Histogram<'decision'>;
 
   constructor(
     private readonly states: GroupStateStore,
@@ -92,8 +94,15 @@ export class GroupRuntime {
     private readonly clock: Clock,
     @Inject(ATTENTION_POLICY) private readonly attention: AttentionPolicy,
     config: QunliConfig,
+    metrics: Metrics,
   ) {
     this.settings = schedulerSettings(config);
+    this.scores = metrics.histogram({
+      name: 'qunli_attention_score',
+      help: 'Attention scores of scored decisions (forced ones carry none), by decision outcome',
+      labelNames: ['decision'],
+      buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+    });
   }
 
   async handle(event: EventEnvelope, ctx: StreamContext): Promise<void> {
@@ -274,6 +283,9 @@ export class GroupRuntime {
         priority: event.priority,
       };
       if (decision) {
+        const score = decision.features.score;
+        if (typeof score === 'number' && Number.isFinite(score))
+          this.scores.observe({ decision: decision.outcome }, score);
         ctx.publish(
           makeEvent({
             ...common,
