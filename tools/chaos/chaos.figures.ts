@@ -40,6 +40,8 @@ export interface ChaosFigures {
   plannedParts: number;
   /** Upstream ids of the unanswered @-mentions, for the run to explain. */
   unansweredMessageIds: string[];
+  /** The (group, token, part) keys delivered more than once, for the run to explain. */
+  duplicateKeys: { groupId: string; token: string; part: number }[];
 }
 
 const key = (groupId: string, token: string, part: number) => `${groupId} ${token} ${part}`;
@@ -68,6 +70,7 @@ export function chaosFigures(evidence: ChaosEvidence): ChaosFigures {
   const answeredTokens = new Set<string>();
   const highest = new Map<string, number>();
   let duplicateSends = 0;
+  const duplicateKeys: ChaosFigures['duplicateKeys'] = [];
   let orderViolations = 0;
   let deliveredParts = 0;
   for (const delivery of [...evidence.deliveries].sort((a, b) => a.seq - b.seq)) {
@@ -76,6 +79,7 @@ export function chaosFigures(evidence: ChaosEvidence): ChaosFigures {
       answeredTokens.add(`${delivery.groupId} ${token}`);
       if (seen.has(k)) {
         duplicateSends += 1;
+        duplicateKeys.push({ groupId: delivery.groupId, token, part });
         continue;
       }
       seen.add(k);
@@ -100,5 +104,6 @@ export function chaosFigures(evidence: ChaosEvidence): ChaosFigures {
     deliveredParts,
     plannedParts: position.size,
     unansweredMessageIds: unansweredItems.map((m) => String(m.messageId)),
+    duplicateKeys,
   };
 }

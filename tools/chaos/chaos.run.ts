@@ -60,6 +60,8 @@ export interface ChaosReport extends ChaosFigures {
   deliveries: number;
   /** Why the unanswered @-mentions went unanswered, from the read models: `event state / episode / sends` → count. */
   unansweredWhy: Record<string, number>;
+  /** Why parts were delivered twice: how many send actions of the log carry the part, and their states → count. */
+  duplicateWhy: Record<string, number>;
   /** Processes that exited on their own (not killed by the harness). */
   unexpectedExits: string[];
   droppedSettings: string[];
@@ -156,6 +158,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     llmCalls: 0,
     deliveries: 0,
     unansweredWhy: {},
+    duplicateWhy: {},
     unexpectedExits: [],
     droppedSettings: [],
     logDir: stack.logDir,
@@ -251,6 +254,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const figures = await readFigures(stack, peer, accepted);
     report.unansweredWhy = await explainUnanswered(stack, figures.unansweredMessageIds);
+    report.duplicateWhy = await explainDuplicates(stack, figures.duplicateKeys);
     report.llmCalls = llm.calls.length;
     report.deliveries = peer.deliveries.length;
     report.backlog = await readBacklog(stack.redis, keys);
@@ -412,14 +416,35 @@ async function explainUnanswered(stack: HarnessStack, messageIds: string[]): Pro
               'event ' || coalesce(e.state, 'none'),
               'episode ' || coalesce(ep.state || ':' || coalesce(ep.outcome, '') || coalesce(':' || ep.error_code, ''), 'none'),
               'sends ' || coalesce((SELECT string_agg(DISTINCT s.state || coalesce(':' || s.error_code, ''), ',')
-                                      FROM sends s WHERE s.trigger_event_id = m.event_id), 'none')) AS why,
+                                      FROM sends s WHERE s.episode_id = ep.id OR s.trigger_event_id = m.event_id), 'none'),
+              CASE WHEN ep.trigger_event_id IS DISTINCT FROM m.event_id AND ep.id IS NOT NULL THEN 'answered in another trigger''s episode' END) AS why,
             count(*) AS n
        FROM messages m
        LEFT JOIN events e ON e.id = m.event_id
-       LEFT JOIN episodes ep ON ep.trigger_event_id = m.event_id
+       LEFT JOIN episodes ep ON ep.id = coalesce(e.episode_id, (SELECT x.id FROM episodes x WHERE x.trigger_event_id = m.event_id LIMIT 1))
       WHERE m.message_id = ANY($1) AND m.from_self = false
       GROUP BY 1 ORDER BY 2 DESC`,
     [messageIds],
   );
   return Object.fromEntries(rows.map((r) => [r.why, Number(r.n)]));
+}
+
+/** For each part delivered twice: the send actions whose text carries it (one action sent twice, or two actions). */
+async function explainDuplicates(
+  stack: HarnessStack,
+  keys: { groupId: string; token: string; part: number }[],
+): Promise<Record<string, number>> {
+  const why: Record<string, number> = {};
+  for (const k of keys.slice(0, 50)) {
+    const { rows } = await stack.sql.query<{ actions: string; states: string; episodes: string }>(
+      `SELECT count(DISTINCT action_id) AS actions, count(DISTINCT episode_id) AS episodes,
+              string_agg(DISTINCT state, ',') AS states
+         FROM sends WHERE group_id = $1 AND position($2 IN text) > 0`,
+      [k.groupId, `回${k.token}·${k.part} `],
+    );
+    const r = rows[0];
+    const label = `actions ${r?.actions ?? 0} / episodes ${r?.episodes ?? 0} / states ${r?.states ?? 'none'}`;
+    why[label] = (why[label] ?? 0) + 1;
+  }
+  return why;
 }
