@@ -119,6 +119,12 @@ describe('attention features', () => {
     expect(keywordHits([])).toEqual({ value: 0 });
     expect(keywordHits([hit('芋圆', 0.6), hit('橘猫', 0.3, 0.5)])).toEqual({ value: 0.75, note: 'keyword 芋圆' });
     expect(keywordHits([hit('a', 0.9), hit('b', 0.9)]).value).toBe(1);
+    // Terms seeded from the persona's interests are scored by the interest feature already.
+    expect(keywordHits([{ ...hit('猫', 0.9), source: 'persona' as const }])).toEqual({ value: 0 });
+    expect(keywordHits([{ ...hit('猫', 0.9), source: 'persona' as const }, hit('芋圆', 0.6)])).toEqual({
+      value: 0.6,
+      note: 'keyword 芋圆',
+    });
   });
 
   it('recently replied: full during the cooldown, then until the talk-frequency threshold is met', () => {

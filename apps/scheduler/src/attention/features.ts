@@ -96,8 +96,13 @@ export function novelty(thread: ThreadState | undefined, fragments: number, text
   return overlap < 0.2 ? { value: 0.5 } : none;
 }
 
-/** Lexicon hits, by weight × confidence, summed and capped. */
-export function keywordHits(hits: readonly KeywordHit[]): Feature {
+/**
+ * Lexicon hits, by weight × confidence, summed and capped. Terms seeded from the persona's interests (source
+ * `persona`) are left out: `interest` already scores them, and counting a word twice would let one interest word
+ * skip the wait that an open question gets.
+ */
+export function keywordHits(all: readonly KeywordHit[]): Feature {
+  const hits = all.filter((h) => h.source !== 'persona');
   if (hits.length === 0) return none;
   const value = Math.min(
     1,

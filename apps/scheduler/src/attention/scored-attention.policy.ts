@@ -58,6 +58,14 @@ export class ScoredAttention implements AttentionPolicy {
     private readonly keywords: KeywordLookup,
   ) {}
 
+  keywordVersionFor(groupId: string | null, thread: string): string {
+    return this.keywords.versionFor(this.keywordContext(groupId, thread));
+  }
+
+  private keywordContext(groupId: string | null, thread: string) {
+    return { groupId, threadId: thread, personaId: this.persona.identity.name };
+  }
+
   private group(groupId: string | null): GroupProfile {
     const key = groupId ?? '';
     let found = this.groups.get(key);
@@ -78,7 +86,7 @@ export class ScoredAttention implements AttentionPolicy {
   judge(input: AttentionInput): AttentionVerdict {
     const { profile, talk, interests } = this.group(input.groupId);
     const text = input.fragments.map((f) => f.message.text).join('\n');
-    const context = { groupId: input.groupId, threadId: input.thread, personaId: this.persona.identity.name };
+    const context = this.keywordContext(input.groupId, input.thread);
     const hits = this.keywords.match(text, context);
     const keywordHitsOut = hits.map((h) => ({ termId: h.termId, term: h.term, scope: h.scope, weight: h.weight }));
     const base = directFeatures(input);

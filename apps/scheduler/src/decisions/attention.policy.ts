@@ -47,6 +47,8 @@ export interface AttentionPolicy {
   judge(input: AttentionInput): AttentionVerdict;
   /** The group actor's talk settings in a group (budget window, cooldown); defaults when absent. */
   talk?(groupId: string | null): TalkSettings;
+  /** The keyword lexicon version a batch of `thread` would be judged with now (compared with a snooze's). */
+  keywordVersionFor?(groupId: string | null, thread: string): string;
 }
 
 const DIRECT_REASON_TEXT: Record<DirectReason, string> = {

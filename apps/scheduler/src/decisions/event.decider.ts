@@ -37,6 +37,9 @@ import {
 } from './group-state.js';
 import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 
+/** Snoozed batches one keyword lexicon change may wake before their timers. */
+export const KEYWORD_WAKE_BUDGET = 2;
+
 export { initialState } from './group-state.js';
 
 /*
@@ -187,6 +190,12 @@ export function messagesNeeded(
       if (t) episodeSubjects(t.senderId, t.thread);
     }
     if (p.episodeId !== undefined) state.episodes[p.episodeId]?.subjects.forEach((id) => ids.add(id));
+  } else if (event.kind === EventKind.KeywordLexiconVersioned) {
+    // A lexicon change may wake snoozed batches (keywordsChanged): their messages are judged again.
+    for (const snoozed of Object.values(state.snoozed)) {
+      snoozed.eventIds.forEach((id) => ids.add(id));
+      episodeSubjects(snoozed.senderId, snoozed.thread);
+    }
   }
   return [...ids];
 }
@@ -352,10 +361,32 @@ class Turn {
       case EventKind.ThreadUpdated:
       case EventKind.ThreadIdle:
       case EventKind.GroupActorUpdated:
-      case EventKind.KeywordTermChanged:
       case EventKind.KeywordLexiconVersioned:
+        return this.keywordsChanged();
+      case EventKind.KeywordTermChanged:
       case EventKind.KeywordControlRequested:
         return;
+    }
+  }
+
+  /**
+   * A keyword set visible in this group moved on: batches snoozed under an older lexicon are judged again now, at
+   * most `KEYWORD_WAKE_BUDGET` per change, each through attention with its budget, cooldown and deadline — so a
+   * lexicon update can bring a waiting question forward but never sets off a burst of replies.
+   */
+  private keywordsChanged(): void {
+    const attention = this.ctx.attention;
+    if (!attention.keywordVersionFor) return;
+    let woken = 0;
+    for (const snoozed of Object.values(this.state.snoozed)) {
+      if (woken >= KEYWORD_WAKE_BUDGET) return;
+      if (snoozed.keywordVersion === undefined) continue;
+      if (snoozed.keywordVersion === attention.keywordVersionFor(this.ctx.groupId, snoozed.thread)) continue;
+      woken += 1;
+      this.emit({ type: 'snoozed', key: snoozed.key, snooze: null });
+      this.cancelTimer(snoozed.timerId, 'the keyword lexicon changed: looked at again now');
+      const events = this.live(snoozed.eventIds);
+      if (events.length > 0) this.judge(events, snoozed.count);
     }
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   EpisodeJob,
   EventKind,
@@ -33,6 +33,7 @@ import { EpisodeControlStore } from '../episodes/episode-control.store.js';
 import { EpisodeJobStore } from '../episodes/episode-job.store.js';
 import { TimerStore } from '../timers/timer.store.js';
 import { ATTENTION_POLICY } from './attention.token.js';
+import { KEYWORD_LOOKUP, type KeywordLookup } from '../keywords/keyword-lookup.js';
 import { contextLine, GroupStateStore } from './group-state.store.js';
 import { schedulerSettings } from './scheduler-settings.js';
 
@@ -95,6 +96,7 @@ export class GroupRuntime {
     @Inject(ATTENTION_POLICY) private readonly attention: AttentionPolicy,
     config: QunliConfig,
     metrics: Metrics,
+    @Optional() @Inject(KEYWORD_LOOKUP) private readonly keywords?: KeywordLookup,
   ) {
     this.settings = schedulerSettings(config);
     this.scores = metrics.histogram({
@@ -112,6 +114,9 @@ export class GroupRuntime {
       event.kind === EventKind.MessageDirect ? this.states.recent(ctx, groupId) : undefined;
     // Not every @ needs it; a failure only matters to the one that awaits it.
     recent?.catch(() => undefined);
+    if (event.kind === EventKind.KeywordLexiconVersioned) {
+      await this.keywords?.catchUp?.((event as EventOf<'keyword.lexicon.versioned'>).payload);
+    }
     const before = await this.states.load(ctx, groupId);
     const now = this.clock.nowMs();
     const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before, this.settings.threads, now));

@@ -1,4 +1,4 @@
-import type { KeywordScope } from '@app/contracts';
+import type { KeywordScope, KeywordTermSource } from '@app/contracts';
 import type { KeywordHit } from './keyword-lookup.js';
 import { PhraseMatcher, type FuzzyOptions } from './phrase-matcher.js';
 
@@ -16,6 +16,8 @@ export interface MatchableTerm {
   aliases: readonly string[];
   weight: number;
   confidence: number;
+  /** Where the term came from (persona interests, an operator, learned …), when known. */
+  source?: KeywordTermSource;
 }
 
 /** A partial (bigram) hit counts for this share of an exact one, times the share of bigrams found. */
@@ -58,6 +60,7 @@ export class CompiledSet {
         confidence: term.confidence * (m.exact ? 1 : m.coverage),
         start: m.start,
         end: m.end,
+        ...(term.source ? { source: term.source } : {}),
       });
     }
   }

@@ -1,4 +1,4 @@
-import type { KeywordScope } from '@app/contracts';
+import type { KeywordScope, KeywordTermSource } from '@app/contracts';
 
 /*
  * The seam between the keyword lexicon (issue 7, `keywords/`) and attention (`attention/`): attention asks which
@@ -30,6 +30,8 @@ export interface KeywordHit {
   /** Offsets of the match in the normalised text. */
   start: number;
   end: number;
+  /** Where the term came from: `persona` terms are the persona's interests, which attention scores on its own. */
+  source?: KeywordTermSource;
 }
 
 export interface KeywordLookup {
@@ -40,6 +42,11 @@ export interface KeywordLookup {
   versionFor(context: KeywordContext): string;
   /** Terms hitting `text` in `context`, at most one hit per term, strongest first. */
   match(text: string, context: KeywordContext): KeywordHit[];
+  /**
+   * Compile one set at least at `version` now, rather than when the versions stream is next read: the scheduler
+   * calls it on a `keyword.lexicon.versioned` of its group before deciding, so the wake it causes sees the change.
+   */
+  catchUp?(set: { scope: KeywordScope; ownerId: string; version: number }): Promise<void>;
 }
 
 /** Nest injection token of the `KeywordLookup` the scheduler's attention reads. */

@@ -6,11 +6,12 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import type { KeywordScope } from '@app/contracts';
 import { Metrics, REDIS } from '@app/platform';
 import { byStrength, CompiledSet } from './compiled-lexicon.js';
 import type { KeywordContext, KeywordHit, KeywordLookup } from './keyword-lookup.js';
 import { KeywordLexiconStore } from './keyword-lexicon.store.js';
-import { parseSetKey, type LexiconTerm } from './lexicon.rules.js';
+import { parseSetKey, setKeyOf, type LexiconTerm } from './lexicon.rules.js';
 import { normaliseText } from './text.normaliser.js';
 
 /** Real ms an announcement read blocks; also how soon a stop is noticed. */
@@ -80,6 +81,11 @@ export class LiveKeywordLookup implements KeywordLookup, OnApplicationBootstrap,
     return version.slice(0, -1);
   }
 
+  async catchUp(set: { scope: KeywordScope; ownerId: string; version: number }): Promise<void> {
+    const key = setKeyOf({ scope: set.scope, ownerId: set.ownerId });
+    if ((this.compiled.get(key)?.version ?? 0) < set.version) await this.reload([key]);
+  }
+
   match(text: string, context: KeywordContext): KeywordHit[] {
     const hits: KeywordHit[] = [];
     const sets = visibleSets(context).map((key) => this.compiled.get(key));
@@ -142,7 +148,14 @@ export function compileSet(setKey: string, version: number, terms: readonly Lexi
     version,
     terms
       .filter((t) => t.status !== 'suppressed')
-      .map((t) => ({ termId: t.termId, text: t.text, aliases: t.aliases, weight: t.weight, confidence: t.confidence })),
+      .map((t) => ({
+        termId: t.termId,
+        text: t.text,
+        aliases: t.aliases,
+        weight: t.weight,
+        confidence: t.confidence,
+        source: t.source,
+      })),
   );
 }
 
