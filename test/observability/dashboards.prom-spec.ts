@@ -43,11 +43,15 @@ describe('observability: dashboards, rules and the autoscaler signal against a r
       return ALL_APPS.every((app) => health[app]?.[0] === 'up') ? true : undefined;
     });
 
-    // Traffic: addressed messages (episode → LLM → send), ambient ones (skipped decisions), and a rejected post.
+    // Traffic: addressed messages (episode → LLM → send), ambient ones (scored decisions), and a rejected post.
     let expectedSends = 0;
     for (const group of GROUPS) {
       expect((await stack.post(group, '在吗？', true)).status).toBe(204);
       expect((await stack.post(group, '今天好热')).status).toBe(204);
+      // From someone the bot is not talking with: scored by attention (the line above may join the episode).
+      expect(
+        (await stack.post(group, '有人知道明天几点开会吗', false, { userId: '20009', nickname: '路人' })).status,
+      ).toBe(204);
       expectedSends++;
     }
     const rejected = await fetch(`${stack.app('ingress').url}/onebot/v11/http`, {

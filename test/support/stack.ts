@@ -114,13 +114,18 @@ export class QunliStack {
   }
 
   /** A group message from a member, posted by the OneBot double to ingress; `atSelf` addresses the bot. */
-  post(groupId: string, text: string, atSelf = false): Promise<PostResult> {
+  post(
+    groupId: string,
+    text: string,
+    atSelf = false,
+    from: { userId: string; nickname: string } = { userId: '20002', nickname: '群友' },
+  ): Promise<PostResult> {
     this.messageId += 1;
     return this.onebot.postGroupMessage({
       ingressUrl: `${this.app('ingress').url}/onebot/v11/http`,
       groupId,
-      userId: '20002',
-      nickname: '群友',
+      userId: from.userId,
+      nickname: from.nickname,
       text,
       atSelf,
       messageId: this.messageId,

@@ -171,18 +171,22 @@ export class LlmProvider {
     }
     const current = currentMessage(body);
     const text = (this.options.reply ?? ((c) => `嗯嗯，${c.slice(0, 20)}`))(current, body);
-    const offersReply = (body.tools ?? []).some((t) => t.function?.name === 'reply');
-    const message = offersReply
+    const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
+    // Memory's utils call asks for `record_memory`: a cooperating model records a summary (and here no facts).
+    const call = offered.has('reply')
+      ? { name: 'reply', arguments: JSON.stringify(replyArguments(body, text)) }
+      : offered.has('record_memory')
+        ? {
+            name: 'record_memory',
+            arguments: JSON.stringify({ summary: `群里在聊：${current.slice(0, 60)}`, facts: [] }),
+          }
+        : null;
+    const offersReply = call !== null;
+    const message = call
       ? {
           role: 'assistant',
           content: null,
-          tool_calls: [
-            {
-              id: `call_${++this.count}`,
-              type: 'function',
-              function: { name: 'reply', arguments: JSON.stringify(replyArguments(body, text)) },
-            },
-          ],
+          tool_calls: [{ id: `call_${++this.count}`, type: 'function', function: call }],
         }
       : { role: 'assistant', content: text };
     const promptText = (body.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
@@ -205,7 +209,7 @@ export class LlmProvider {
       at: Date.now(),
       model: body.model ?? 'harness-model',
       current,
-      tool: offersReply ? 'reply' : null,
+      tool: call?.name ?? null,
       promptTokens,
       completionTokens,
       latencyMs: Math.round(productLatency),
