@@ -62,9 +62,12 @@ export function createRedis(url: string, name: string, extra: RedisOptions = {})
   };
   const target = redisTarget(url);
   if (!target.cluster) return new Redis(url, options);
-  const { enableAutoPipelining, ...redisOptions } = options;
+  // No auto-pipelining on a cluster: ioredis batches per node and routes a batch by its first key it can find, so a
+  // command whose key it cannot locate (XGROUP CREATE, a custom command) lands on a random node and its MOVED
+  // reply is not followed (redis/ioredis#1890, #2075). Plain pipelines and Lua scripts stay within one slot here.
+  const { enableAutoPipelining: _unused, ...redisOptions } = options;
   return new Cluster(target.nodes, {
-    ...(enableAutoPipelining !== undefined && { enableAutoPipelining }),
+    enableAutoPipelining: false,
     redisOptions: {
       ...redisOptions,
       ...(target.username !== undefined && { username: target.username }),
