@@ -163,6 +163,10 @@ describe('OneBot edge: five apps, a NapCat peer on a reverse WebSocket only', ()
     );
     await until('the answer to its name', () => (sendsTo('30102').length === 1 ? true : undefined));
     const botMessage = sendsTo('30102')[0]!.messageId;
+    // A person quotes a message once QQ shows it; the bot knows it as its own from `message.sent` on.
+    await until('message.sent of the answer', async () =>
+      (await events('30102')).find((e) => e.kind === EventKind.MessageSent),
+    );
     onebot.emit(
       napcatGroupMessage({
         selfId: SELF_ID,
