@@ -9,6 +9,8 @@ export interface Backlog {
   pending: number;
   /** Episode jobs waiting, delayed, prioritised or running. */
   jobs: number;
+  /** Where pending entries are: `group:partition` → count (only those with any). */
+  pendingAt?: Record<string, number>;
 }
 
 export function backlogTotal(b: Backlog): number {
@@ -36,7 +38,9 @@ export async function readBacklog(redis: Redis, keys: Keyspace): Promise<Backlog
     }
     for (const info of infos) {
       if (!groups.has(String(field(info, 'name')))) continue;
-      backlog.pending += Number(field(info, 'pending') ?? 0);
+      const pending = Number(field(info, 'pending') ?? 0);
+      backlog.pending += pending;
+      if (pending > 0) (backlog.pendingAt ??= {})[`${String(field(info, 'name'))}:${p}`] = pending;
       // Entries after the group's last delivered id. Not XINFO's `lag`: after a restart from the append-only file
       // and trimming it stays stale (seen: a constant lag with every entry processed).
       const delivered = String(field(info, 'last-delivered-id'));
