@@ -1,23 +1,13 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { PAST_CLAIM_MS, runChaos, type Disruption } from './chaos.run.js';
+import { cliFlags } from '../harness/cli-flags.js';
 
 /**
  * `npm run chaos [-- --messages N --groups G --rate R --mentions 0.2 --postgres-outage-ms 30000 --redis-crash]`.
  * The last stdout line is one JSON object: `accepted`, `archived`, `lost`, `duplicateSends`, `orderViolations`,
  * `unanswered` and the details. Exits 1 when any of lost, duplicateSends, orderViolations, unanswered is not 0.
  */
-function flags(argv: string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) continue;
-    const [name, inline] = arg.slice(2).split('=', 2);
-    map.set(name!, inline ?? (argv[i + 1]?.startsWith('--') === false ? argv[++i]! : 'true'));
-  }
-  return map;
-}
-
 function number(map: Map<string, string>, name: string, fallback: number): number {
   const value = map.get(name);
   if (value === undefined) return fallback;
@@ -26,7 +16,7 @@ function number(map: Map<string, string>, name: string, fallback: number): numbe
   return parsed;
 }
 
-const argv = flags(process.argv.slice(2));
+const argv = cliFlags(process.argv.slice(2));
 const disruptions: Disruption[] = [
   { kind: 'crash', target: 'ingress' },
   { kind: 'crash', target: 'scheduler' },

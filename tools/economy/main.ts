@@ -2,23 +2,13 @@ import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { defaultGroups, generateTranscript } from './transcript.generator.js';
 import { toJsonLines } from './transcript.js';
+import { cliFlags } from '../harness/cli-flags.js';
 
 /**
  * `npm run economy:generate -- [--out FILE] [--groups 4] [--minutes 60] [--private 2] [--seed 1] [--self-id 10001]
  * [--start 2026-05-01T12:00:00Z] [--direct-share 0.04]`: writes a realistic multi-group transcript as JSON Lines
  * (stdout when no --out), ready for `npm run bench -- economy --input FILE`.
  */
-function flags(argv: string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) continue;
-    const [name, inline] = arg.slice(2).split('=', 2);
-    map.set(name!, inline ?? argv[++i] ?? '');
-  }
-  return map;
-}
-
 function number(map: Map<string, string>, name: string, fallback: number): number {
   const value = map.get(name);
   if (value === undefined) return fallback;
@@ -27,7 +17,7 @@ function number(map: Map<string, string>, name: string, fallback: number): numbe
   return parsed;
 }
 
-const argv = flags(process.argv.slice(2).filter((a) => a !== 'generate'));
+const argv = cliFlags(process.argv.slice(2).filter((a) => a !== 'generate'));
 const start = Date.parse(argv.get('start') ?? '2026-05-01T12:00:00Z');
 if (Number.isNaN(start)) throw new Error(`--start must be an ISO time (got ${argv.get('start')})`);
 const events = generateTranscript({

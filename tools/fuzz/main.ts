@@ -1,23 +1,13 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { FUZZ_TRANSPORTS, runFuzz, type FuzzTransport } from './fuzz.run.js';
+import { cliFlags } from '../harness/cli-flags.js';
 
 /**
  * `npm run fuzz [-- --payloads N --seed S --transports http,ws_reverse,ws_forward --concurrency C]`: last stdout
  * line is one JSON object with `payloads`, `accepted`, `rejected`, `crashes`, `rssBeforeMb`, `rssAfterMb`.
  * Exits 1 when a payload crashed ingress or went unanswered.
  */
-function flags(argv: string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) continue;
-    const [name, inline] = arg.slice(2).split('=', 2);
-    map.set(name!, inline ?? argv[++i] ?? '');
-  }
-  return map;
-}
-
 function positive(map: Map<string, string>, name: string, fallback: number): number {
   const value = map.get(name);
   if (value === undefined) return fallback;
@@ -26,7 +16,7 @@ function positive(map: Map<string, string>, name: string, fallback: number): num
   return parsed;
 }
 
-const argv = flags(process.argv.slice(2));
+const argv = cliFlags(process.argv.slice(2));
 const transports = (argv.get('transports') ?? FUZZ_TRANSPORTS.join(',')).split(',') as FuzzTransport[];
 for (const t of transports) {
   if (!FUZZ_TRANSPORTS.includes(t)) throw new Error(`unknown transport ${t} (have ${FUZZ_TRANSPORTS.join(', ')})`);
