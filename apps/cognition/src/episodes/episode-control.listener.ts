@@ -93,6 +93,7 @@ export class EpisodeControlListener implements OnModuleInit, OnModuleDestroy {
         (e.payload as EpisodeControlPayload).seq > afterSeq &&
         (e.payload as EpisodeControlPayload).seq <= upToSeq,
       upToSeq - afterSeq,
+      episodeId,
     );
     return events.map((e) => e.payload as EpisodeControlPayload);
   }

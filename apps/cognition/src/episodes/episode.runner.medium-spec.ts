@@ -11,6 +11,7 @@ import {
   contextOf,
   forPlanner,
   forReplyer,
+  GROUP,
   PLANNER_MODEL,
   promptText,
   REPLYER_MODEL,
@@ -22,6 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { offeredTools, REPO_ROOT } from '@app/testing';
+import { Metrics } from '@app/platform';
 import { REFLECTION_PROMPT } from '../prompt/thought-dedup.rules.js';
 
 let h: CognitionHarness;
@@ -213,6 +215,41 @@ describe('episodes against the chat completions double', () => {
     expect(calls.map((c) => c.outcome)).toEqual(['LLM.ABORTED', 'ok', 'ok']);
     // The aborted planning did not spend a step.
     expect(result.steps).toBe(1);
+  });
+
+  it('takes in interrupts commanded while it waited for a slot, parsing only the log entries that name them', async () => {
+    const trigger = await h.message('小满 周末去哪玩', { direct: true });
+    const late = await h.message('要不去西湖', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
+    const later = await h.message('或者千岛湖', { sender: { userId: '20003', displayName: '小美', nickname: '小美' } });
+    // The partition's log is busy with everyone else's traffic meanwhile.
+    const p = h.keys.partitionOf(GROUP);
+    const filler = await h.message('占位');
+    const noise = JSON.stringify({ ...filler, id: '00000000-0000-4000-8000-000000000000' });
+    const pipeline = h.redis.pipeline();
+    for (let i = 0; i < 3000; i++) pipeline.xadd(h.keys.stream(p), '*', 'k', filler.kind, 'e', noise);
+    await pipeline.exec();
+    const job = h.startJob(trigger);
+    // Two interrupts before the episode runs: no worker hears them, the record holds the newest (seq 3) and the
+    // log the one before it.
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 3, eventIds: [late.id, later.id] });
+    const counter = async (name: string) =>
+      Number(new RegExp(`^${name}(?:{[^}]*})? (\\d+)`, 'm').exec(await h.app.get(Metrics).scrape())?.[1] ?? 0);
+    const [scannedBefore, parsedBefore] = [
+      await counter('qunli_event_lookup_scanned_total'),
+      await counter('qunli_event_lookup_parsed_total'),
+    ];
+    h.double.push(call('reply', { msg_id: later.payload.messageId, intent: '都行' }, '大家在商量去哪'));
+    const result = await h.run(job);
+    expect(result).toMatchObject({ outcome: 'replied' });
+    const prompt = promptText(plannerRequests()[0]!.body);
+    expect(prompt).toContain('[发言内容]要不去西湖');
+    expect(prompt).toContain('[发言内容]或者千岛湖');
+    const scanned = (await counter('qunli_event_lookup_scanned_total')) - scannedBefore;
+    const parsed = (await counter('qunli_event_lookup_parsed_total')) - parsedBefore;
+    expect(scanned).toBeGreaterThanOrEqual(3000);
+    // The entries naming the episode or the two messages (commands and messages), not the 3,000 around them.
+    expect(parsed).toBeLessThan(20);
   });
 
   it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {

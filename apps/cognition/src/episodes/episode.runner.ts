@@ -58,7 +58,7 @@ import { EpisodeEvents } from './episode-events.js';
 import { episodeMetrics, type EpisodeMetrics } from './episode.metrics.js';
 import type { ChatLine, EpisodeState, HistoryEntry } from './episode-state.js';
 import { EpisodeStateStore } from './episode-state.store.js';
-import { EventLookupStore } from './event-lookup.store.js';
+import { EventLookupStore, uuidV7Ms } from './event-lookup.store.js';
 
 export interface EpisodeResult {
   /**
@@ -1118,14 +1118,17 @@ export class EpisodeRunner {
       const missing: number[] = [];
       for (let seq = run.state.appliedSeq + 1; seq < record.seq; seq++) if (!bySeq.has(seq)) missing.push(seq);
       if (missing.length > 0) {
-        // Stream entry ids are wall-clock ms: the episode's start in wall time, with slack.
-        const startedWall = Date.now() - this.clock.real(this.clock.since(run.state.startedAt)) - 60_000;
+        // Stream entry ids are wall-clock ms. Commands come after the trigger's decision, and the trigger's UUIDv7 id
+        // carries its wall time; an episode that waited for a slot got commands before it started.
+        const startedWall = Date.now() - this.clock.real(this.clock.since(run.state.startedAt));
+        const triggerWall = uuidV7Ms(run.state.trigger.id) ?? startedWall;
+        const sinceWall = Math.min(startedWall, triggerWall) - 60_000;
         for (const c of await this.control.fromLog(
           run.state.groupId,
           run.state.episodeId,
           run.state.appliedSeq,
           record.seq,
-          startedWall,
+          sinceWall,
         )) {
           bySeq.set(c.seq, c);
         }

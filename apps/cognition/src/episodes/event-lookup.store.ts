@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Keyspace, parseEnvelope, type EventEnvelope } from '@app/contracts';
-import { REDIS } from '@app/platform';
+import { Metrics, REDIS } from '@app/platform';
+import type { Counter } from 'prom-client';
 
 /** How far before an event's own time its stream entry may sit (producer clocks vs Redis time). */
 const SLACK_MS = 120_000;
@@ -23,23 +24,40 @@ export function uuidV7Ms(id: string): number | undefined {
  */
 @Injectable()
 export class EventLookupStore {
+  private readonly scanned: Counter;
+  private readonly parsed: Counter;
+
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: Keyspace,
-  ) {}
-
-  async find(groupId: string | null, ids: readonly string[]): Promise<Map<string, EventEnvelope>> {
-    return this.scan(groupId, (e) => ids.includes(e.id), ids.length, ids);
+    metrics: Metrics,
+  ) {
+    this.scanned = metrics.counter({
+      name: 'qunli_event_lookup_scanned_total',
+      help: 'Stream entries read by event lookups (interrupts, tool results, missed control commands)',
+    });
+    this.parsed = metrics.counter({
+      name: 'qunli_event_lookup_parsed_total',
+      help: 'Stream entries event lookups parsed: the ones whose raw JSON contained what was looked for',
+    });
   }
 
-  /** Events matching `accept` from `sinceMs` (epoch ms) on, at most `limit`. */
+  async find(groupId: string | null, ids: readonly string[]): Promise<Map<string, EventEnvelope>> {
+    return this.scan(groupId, (e) => ids.includes(e.id), ids.length, ids, ids);
+  }
+
+  /**
+   * Events matching `accept` from `sinceMs` (epoch ms) on, at most `limit`. With `needle`, only entries whose raw
+   * JSON contains it are parsed (e.g. the episode id the wanted events name).
+   */
   async since(
     groupId: string | null,
     sinceMs: number,
     accept: (event: EventEnvelope) => boolean,
     limit = 1000,
+    needle?: string,
   ): Promise<EventEnvelope[]> {
-    const found = await this.scan(groupId, accept, limit, [], sinceMs);
+    const found = await this.scan(groupId, accept, limit, [], needle === undefined ? [] : [needle], sinceMs);
     return [...found.values()];
   }
 
@@ -48,6 +66,7 @@ export class EventLookupStore {
     accept: (event: EventEnvelope) => boolean,
     limit: number,
     ids: readonly string[],
+    needles: readonly string[],
     sinceMs?: number,
   ): Promise<Map<string, EventEnvelope>> {
     const found = new Map<string, EventEnvelope>();
@@ -62,6 +81,11 @@ export class EventLookupStore {
       for (const [, fields] of entries) {
         const json = fields[fields.indexOf('e') + 1];
         if (json === undefined) continue;
+        // A partition's log holds every group's traffic: parsing (and validating) each entry made one lookup cost
+        // milliseconds per thousand entries, and an episode started late did several. An entry that does not
+        // even contain what is looked for is not parsed.
+        if (needles.length > 0 && !needles.some((needle) => json.includes(needle))) continue;
+        this.parsed.inc();
         try {
           const event = parseEnvelope(JSON.parse(json));
           if (accept(event)) found.set(event.id, event);
@@ -71,6 +95,7 @@ export class EventLookupStore {
         }
       }
       scanned += entries.length;
+      this.scanned.inc(entries.length);
       if (entries.length < BATCH) break;
       start = `(${entries[entries.length - 1]![0]}`;
     }
