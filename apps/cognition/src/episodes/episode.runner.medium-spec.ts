@@ -220,7 +220,6 @@ describe('episodes against the chat completions double', () => {
   it('takes in interrupts commanded while it waited for a slot, parsing only the log entries that name them', async () => {
     const trigger = await h.message('小满 周末去哪玩', { direct: true });
     const late = await h.message('要不去西湖', { sender: { userId: '20002', displayName: '阿强', nickname: '阿强' } });
-    const later = await h.message('或者千岛湖', { sender: { userId: '20003', displayName: '小美', nickname: '小美' } });
     // The partition's log is busy with everyone else's traffic meanwhile.
     const p = h.keys.partitionOf(GROUP);
     const filler = await h.message('占位');
@@ -228,16 +227,23 @@ describe('episodes against the chat completions double', () => {
     const pipeline = h.redis.pipeline();
     for (let i = 0; i < 3000; i++) pipeline.xadd(h.keys.stream(p), '*', 'k', filler.kind, 'e', noise);
     await pipeline.exec();
+    const later = await h.message('或者千岛湖', { sender: { userId: '20003', displayName: '小美', nickname: '小美' } });
+    // The scheduler still holds the first message (its held-messages hash); the second is only in the log.
+    await h.redis.hset(h.keys.heldMessages(p), late.id, JSON.stringify(late));
     const job = h.startJob(trigger);
     // Two interrupts before the episode runs: no worker hears them, the record holds the newest (seq 3) and the
     // log the one before it.
     await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
     await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 3, eventIds: [late.id, later.id] });
     const counter = async (name: string) =>
-      Number(new RegExp(`^${name}(?:{[^}]*})? (\\d+)`, 'm').exec(await h.app.get(Metrics).scrape())?.[1] ?? 0);
-    const [scannedBefore, parsedBefore] = [
+      Number(
+        new RegExp(`^${name.replace(/[{}]/g, '\\$&')}[^ ]* (\\d+)`, 'm').exec(await h.app.get(Metrics).scrape())?.[1] ??
+          0,
+      );
+    const [scannedBefore, parsedBefore, heldBefore] = [
       await counter('qunli_event_lookup_scanned_total'),
       await counter('qunli_event_lookup_parsed_total'),
+      await counter('qunli_event_lookup_found_total{where="held"'),
     ];
     h.double.push(call('reply', { msg_id: later.payload.messageId, intent: '都行' }, '大家在商量去哪'));
     const result = await h.run(job);
@@ -250,6 +256,7 @@ describe('episodes against the chat completions double', () => {
     expect(scanned).toBeGreaterThanOrEqual(3000);
     // The entries naming the episode or the two messages (commands and messages), not the 3,000 around them.
     expect(parsed).toBeLessThan(20);
+    expect((await counter('qunli_event_lookup_found_total{where="held"')) - heldBefore).toBe(1);
   });
 
   it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {

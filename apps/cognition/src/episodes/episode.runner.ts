@@ -1117,7 +1117,9 @@ export class EpisodeRunner {
       bySeq.set(record.latest.seq, record.latest);
       const missing: number[] = [];
       for (let seq = run.state.appliedSeq + 1; seq < record.seq; seq++) if (!bySeq.has(seq)) missing.push(seq);
-      if (missing.length > 0) {
+      // An interrupt names every message taken in so far and a stop ends the episode: commands missed before either
+      // change nothing, and reading them from the log would cost a scan of it.
+      if (missing.length > 0 && !coversEarlier(record.latest)) {
         // Stream entry ids are wall-clock ms. Commands come after the trigger's decision, and the trigger's UUIDv7 id
         // carries its wall time; an episode that waited for a slot got commands before it started.
         const startedWall = Date.now() - this.clock.real(this.clock.since(run.state.startedAt));
@@ -1408,6 +1410,11 @@ function addCost(a: StepCost, b: StepCost): StepCost {
     llmCalls: a.llmCalls + b.llmCalls,
     ...(a.model ? { model: a.model } : {}),
   };
+}
+
+/** Whether a command makes the ones before it moot (the `EpisodeControlPayload` contract). */
+function coversEarlier(command: EpisodeControlPayload): boolean {
+  return command.command === 'interrupt' || command.command === 'cancel' || command.command === 'supersede';
 }
 
 function quietOutcomeOrFailed(state: EpisodeState): 'replied' | 'failed' {

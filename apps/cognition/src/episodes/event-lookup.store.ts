@@ -4,8 +4,11 @@ import { Keyspace, parseEnvelope, type EventEnvelope } from '@app/contracts';
 import { Metrics, REDIS } from '@app/platform';
 import type { Counter } from 'prom-client';
 
-/** How far before an event's own time its stream entry may sit (producer clocks vs Redis time). */
-const SLACK_MS = 120_000;
+/**
+ * How far before an event's own time its stream entry may sit: the producer mints the id, then appends, so the
+ * entry is later unless the producer's clock runs ahead of Redis's.
+ */
+const SLACK_MS = 30_000;
 const BATCH = 500;
 /** Entries one lookup reads at most, so a lookup for an id that is not there stays bounded. */
 const MAX_SCANNED = 50_000;
@@ -18,14 +21,17 @@ export function uuidV7Ms(id: string): number | undefined {
 }
 
 /**
- * Finds events by id in their partition's hot log: the messages an `interrupt` names, the `tool.result` that
- * resumes an episode, control commands a worker missed on pub/sub. Event ids are UUIDv7, so the scan starts
- * near the event's own time instead of at the beginning of the stream.
+ * Finds events by id: the messages an `interrupt` names, the `tool.result` that resumes an episode, control
+ * commands a worker missed on pub/sub. Messages an episode takes in are still held by the scheduler
+ * (`Keyspace.heldMessages`, written in its commit before the command that names them), so they are read by id;
+ * anything else comes from the partition's hot log. Event ids are UUIDv7, so a scan starts near the event's own
+ * time, and only entries whose raw JSON names what is looked for are parsed.
  */
 @Injectable()
 export class EventLookupStore {
   private readonly scanned: Counter;
   private readonly parsed: Counter;
+  private readonly found: Counter<'where'>;
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -40,10 +46,33 @@ export class EventLookupStore {
       name: 'qunli_event_lookup_parsed_total',
       help: 'Stream entries event lookups parsed: the ones whose raw JSON contained what was looked for',
     });
+    this.found = metrics.counter({
+      name: 'qunli_event_lookup_found_total',
+      help: "Events found by id, by where: held (the scheduler's held messages) or log (a scan of the hot log)",
+      labelNames: ['where'],
+    });
   }
 
   async find(groupId: string | null, ids: readonly string[]): Promise<Map<string, EventEnvelope>> {
-    return this.scan(groupId, (e) => ids.includes(e.id), ids.length, ids, ids);
+    const found = new Map<string, EventEnvelope>();
+    if (ids.length === 0) return found;
+    const held = await this.redis.hmget(this.keys.heldMessages(this.keys.partitionOf(groupId)), ...ids);
+    held.forEach((json, i) => {
+      if (json === null) return;
+      try {
+        const event = parseEnvelope(JSON.parse(json));
+        if (event.id === ids[i]) found.set(event.id, event);
+      } catch {
+        // Not a usable envelope: the log has the original.
+      }
+    });
+    this.found.inc({ where: 'held' }, found.size);
+    const rest = ids.filter((id) => !found.has(id));
+    if (rest.length === 0) return found;
+    const scanned = await this.scan(groupId, (e) => rest.includes(e.id), rest.length, rest, rest);
+    this.found.inc({ where: 'log' }, scanned.size);
+    for (const [id, event] of scanned) found.set(id, event);
+    return found;
   }
 
   /**
