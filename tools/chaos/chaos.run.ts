@@ -135,6 +135,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       QUNLI_CLAIM_IDLE_MS: String(CLAIM_IDLE_MS),
       // Two short lines per reply, so every reply is sent as two parts and part order is observable.
       QUNLI_SEND_MAX_SEGMENT_CHARS: '20',
+      // The run measures loss, duplicates and order under failure, not the pace that protects a real account: at
+      // the default 5 messages a second across groups (20 a minute per group) the ~5,000 replies of 10,000
+      // messages, two parts each, would take half an hour to go out and most @s would expire waiting. The pace
+      // itself is outbound's tests' and the economy bench's subject.
+      QUNLI_SEND_GLOBAL_PER_SECOND: '200',
+      QUNLI_SEND_GROUP_PER_MINUTE: '600',
+      QUNLI_SEND_GROUP_BURST: '20',
       QUNLI_COGNITION_CONCURRENCY: '8',
       QUNLI_LLM_TIMEOUT_MS: '20000',
       QUNLI_ONEBOT_TIMEOUT_MS: '5000',
@@ -436,14 +443,18 @@ async function explainDuplicates(
 ): Promise<Record<string, number>> {
   const why: Record<string, number> = {};
   for (const k of keys.slice(0, 50)) {
-    const { rows } = await stack.sql.query<{ actions: string; states: string; episodes: string }>(
-      `SELECT count(DISTINCT action_id) AS actions, count(DISTINCT episode_id) AS episodes,
-              string_agg(DISTINCT state, ',') AS states
-         FROM sends WHERE group_id = $1 AND position($2 IN text) > 0`,
+    const { rows } = await stack.sql.query<{ actions: string; states: string; episodes: string; outcomes: string }>(
+      `SELECT count(DISTINCT s.action_id) AS actions, count(DISTINCT s.episode_id) AS episodes,
+              string_agg(DISTINCT s.state, ',') AS states,
+              string_agg(DISTINCT coalesce(e.outcome, e.state, '?') || CASE WHEN s.episode_id LIKE '%-a_' THEN ' (retry)' ELSE '' END, ',') AS outcomes
+         FROM sends s LEFT JOIN episodes e ON e.id = s.episode_id
+        WHERE s.group_id = $1 AND position($2 IN s.text) > 0`,
       [k.groupId, `回${k.token}·${k.part} `],
     );
     const r = rows[0];
-    const label = `actions ${r?.actions ?? 0} / episodes ${r?.episodes ?? 0} / states ${r?.states ?? 'none'}`;
+    const label =
+      `actions ${r?.actions ?? 0} / episodes ${r?.episodes ?? 0} / states ${r?.states ?? 'none'}` +
+      ` / episode outcomes ${r?.outcomes ?? 'none'}`;
     why[label] = (why[label] ?? 0) + 1;
   }
   return why;

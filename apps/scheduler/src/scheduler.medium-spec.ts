@@ -281,6 +281,26 @@ describe('scheduler on real Redis and Postgres', () => {
     expect((await queue.getJob(askEpisode))!.data.lane).toBe('direct');
   });
 
+  it('does not supersede an episode whose send is committed but not yet heard: the @ gets its own episode', async () => {
+    const g = '50013';
+    const chat = say(g, 'gina', '【聊】周末去哪玩');
+    await log.append(chat);
+    const chatEpisode = `ep_${chat.id}`;
+    await until(
+      'the ambient episode to start',
+      async () => (await control(g, chatEpisode))?.latest.command === 'start',
+    );
+    // Cognition committed the episode's first send (and its acted marker); the action.send is not in the lane yet.
+    await redis.set(keys.episodeActed(keys.partitionOf(g), chatEpisode), '1');
+    const ask = say(g, 'gina', '机器人你觉得呢', { direct: 'name' });
+    await log.append(ask);
+    const askEpisode = `ep_${ask.id}`;
+    await until('the @ episode to start', async () => (await control(g, askEpisode))?.latest.command === 'start');
+    expect(await control(g, chatEpisode)).toMatchObject({ stopped: false, seq: 1, latest: { command: 'start' } });
+    const job = (await queue.getJob(askEpisode))!.data;
+    expect([job.trigger.id, ...(job.fragments ?? []).map((f) => f.id)]).toEqual([ask.id]);
+  });
+
   it('parks a waiting episode, frees its slot, and resumes it with a continuation job when the timer fires', async () => {
     const g = '50004';
     const ask = say(g, 'frank', '等我一下', { direct: 'at' });

@@ -8,6 +8,7 @@ import { ScoredAttention } from './attention/scored-attention.policy.js';
 import { Dispatcher } from './dispatch/dispatcher.service.js';
 import { FairDispatchStore } from './dispatch/fair-dispatch.store.js';
 import { EpisodeControlStore } from './episodes/episode-control.store.js';
+import { EpisodeActedStore } from './episodes/episode-acted.store.js';
 import { EpisodeJobStore } from './episodes/episode-job.store.js';
 import { EpisodeQueue } from './episodes/episode.queue.js';
 import { ATTENTION_POLICY } from './groups/attention.token.js';
@@ -52,6 +53,7 @@ import { KeywordsModule } from './keywords/keywords.module.js';
     EpisodeQueue,
     EpisodeControlStore,
     EpisodeJobStore,
+    EpisodeActedStore,
   ],
 })
 export class SchedulerModule {}

@@ -104,6 +104,14 @@ export class Keyspace {
     return `${this.prefix}:episode-done:${this.tag(partition)}:${episodeId}`;
   }
 
+  /**
+   * Marker set in the commit of an episode's first act (a send), so the scheduler knows before it decides — not
+   * only when the `action.send` reaches it — that the episode answered and must not be superseded.
+   */
+  episodeActed(partition: number, episodeId: string): string {
+    return `${this.prefix}:episode-acted:${this.tag(partition)}:${episodeId}`;
+  }
+
   /** Cognition's persisted state of one episode (hash: `rev`, `state` JSON), so any worker can continue it. */
   episodeState(partition: number, episodeId: string): string {
     return `${this.prefix}:episode-state:${this.tag(partition)}:${episodeId}`;

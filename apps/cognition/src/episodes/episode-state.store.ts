@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { Keyspace, type EventEnvelope } from '@app/contracts';
+import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
@@ -8,9 +8,9 @@ import type { EpisodeState } from './episode-state.js';
 /** How long an episode's state (and its done marker) outlives its last step: longer than any redelivery. */
 export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 
-// KEYS: state hash, partition stream, control record, done marker.
+// KEYS: state hash, partition stream, control record, done marker, acted marker.
 // ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
-//       then kind/envelope pairs.
+//       sends ('1': the commit holds an action.send; set the acted marker), then kind/envelope pairs.
 // Returns {1, newRev} committed, {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped.
 const COMMIT = `
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
@@ -22,10 +22,11 @@ if ARGV[4] == '1' then
     if ok and type(record) == 'table' and record.stopped == true then return {-1, rev} end
   end
 end
-for i = 6, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
+for i = 7, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
+if ARGV[6] == '1' then redis.call('SET', KEYS[5], '1', 'EX', ARGV[3]) end
 return {1, rev + 1}
 `;
 
@@ -36,7 +37,8 @@ export type CommitResult = { kind: 'committed'; rev: number } | { kind: 'conflic
  * partition (every key carries its hash tag): the step's events exist exactly when the state that follows them
  * does. The commit is fenced by a revision, so of two workers running the same episode (a stalled job handed to
  * another process while the first still runs) only one can record each step; and a commit that acts refuses
- * once the scheduler has stopped the episode (cancel / supersede), in the same atomic step.
+ * once the scheduler has stopped the episode (cancel / supersede), in the same atomic step, and otherwise sets the
+ * episode's acted marker (`Keyspace.episodeActed`) the scheduler reads before it would supersede it.
  */
 @Injectable()
 export class EpisodeStateStore {
@@ -45,7 +47,7 @@ export class EpisodeStateStore {
     private readonly keys: Keyspace,
     private readonly eventLog: EventLog,
   ) {
-    this.redis.defineCommand('qunliEpisodeCommit', { numberOfKeys: 4, lua: COMMIT });
+    this.redis.defineCommand('qunliEpisodeCommit', { numberOfKeys: 5, lua: COMMIT });
   }
 
   async load(groupId: string | null, episodeId: string): Promise<{ state: EpisodeState; rev: number } | null> {
@@ -74,6 +76,7 @@ export class EpisodeStateStore {
       EPISODE_STATE_TTL_SECONDS,
       options.acts ? '1' : '0',
       options.final ? '1' : '0',
+      events.some((e) => e.kind === EventKind.ActionSend) ? '1' : '0',
     ];
     for (const event of events) args.push(event.kind, JSON.stringify(event));
     const [status, rev] = await (
@@ -83,6 +86,7 @@ export class EpisodeStateStore {
       this.keys.stream(p),
       this.keys.episodeControl(p, state.episodeId),
       this.keys.episodeDone(p, state.episodeId),
+      this.keys.episodeActed(p, state.episodeId),
       ...args,
     );
     if (status === 1) return { kind: 'committed', rev };

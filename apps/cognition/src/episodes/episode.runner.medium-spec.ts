@@ -97,6 +97,9 @@ describe('episodes against the chat completions double', () => {
     off();
     expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
     expect(weather.calls).toEqual([{ city: '杭州' }]);
+    // The send's commit told the scheduler, ahead of the log, that the episode answered.
+    const acted = (id: string) => h.redis.exists(h.keys.episodeActed(h.keys.partitionOf(GROUP), id));
+    expect(await acted(job.episodeId)).toBe(1);
 
     const events = await h.episodeEvents(job.episodeId);
     const kinds = events.map((e) => e.kind).filter((k) => k !== EventKind.MonitorRecorded && k !== EventKind.LlmCalled);
@@ -294,6 +297,8 @@ describe('episodes against the chat completions double', () => {
     const job = h.startJob(trigger);
     expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
     off();
+    // Tools ran, nothing was sent: the episode has not answered anyone.
+    expect(await h.redis.exists(h.keys.episodeActed(h.keys.partitionOf(GROUP), job.episodeId))).toBe(0);
     const third = plannerRequests()[2]!.body!;
     const assistant = (third.messages ?? []).filter((m) => m.role === 'assistant').map((m) => m.content);
     expect(assistant).toEqual(['我想想该怎么接这句话', REFLECTION_PROMPT]);

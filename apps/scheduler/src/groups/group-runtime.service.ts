@@ -30,6 +30,7 @@ import type {
 import { Dispatcher } from '../dispatch/dispatcher.service.js';
 import { FairDispatchStore, type DispatchEntry } from '../dispatch/fair-dispatch.store.js';
 import { EpisodeControlStore } from '../episodes/episode-control.store.js';
+import { EpisodeActedStore } from '../episodes/episode-acted.store.js';
 import { EpisodeJobStore } from '../episodes/episode-job.store.js';
 import { TimerStore } from '../timers/timer.store.js';
 import { ATTENTION_POLICY } from './attention.token.js';
@@ -90,6 +91,7 @@ export class GroupRuntime {
     private readonly timers: TimerStore,
     private readonly control: EpisodeControlStore,
     private readonly jobs: EpisodeJobStore,
+    private readonly acted: EpisodeActedStore,
     private readonly dispatch: FairDispatchStore,
     private readonly dispatcher: Dispatcher,
     private readonly clock: Clock,
@@ -117,7 +119,7 @@ export class GroupRuntime {
     if (event.kind === EventKind.KeywordLexiconVersioned) {
       await this.keywords?.catchUp?.((event as EventOf<'keyword.lexicon.versioned'>).payload);
     }
-    const before = await this.states.load(ctx, groupId);
+    const before = await this.acted.learn(ctx, await this.states.load(ctx, groupId));
     const now = this.clock.nowMs();
     const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before, this.settings.threads, now));
     if (isMessage(event)) messages.set(event.id, event);
