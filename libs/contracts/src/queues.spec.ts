@@ -45,6 +45,13 @@ describe('EpisodeJob.create', () => {
     expect(paths).toEqual(['context.0.fromSelf', 'deadline', 'fragments[0].payload.sentAt', 'trigger.priority']);
   });
 
+  it('carries the fragments taken over from superseded episodes, checked', () => {
+    const inherited = [{ episodeId: 'ep_0', eventIds: ['e1', 'e2'] }];
+    expect(EpisodeJob.create({ ...valid, inherited })).toMatchObject({ inherited });
+    const broken = { ...valid, inherited: [{ episodeId: 7, eventIds: ['e1', 2] }] } as unknown as EpisodeJob;
+    expect(() => EpisodeJob.create(broken)).toThrow(ValidationFailed);
+  });
+
   it('requires what a continuation needs', () => {
     expect(() => EpisodeJob.create({ ...valid, mode: 'resume' })).toThrow(/resume required by mode resume/);
   });

@@ -76,6 +76,22 @@ export class EpisodeResumeInfo {
   eventId!: string;
 }
 
+/**
+ * Messages a new episode took over from an earlier one it superseded (the same sender went on). Should that
+ * episode have answered after all — its send committed just before the supersede — the new one leaves them out
+ * (`Keyspace.episodeActed`), so nobody is answered twice.
+ */
+export class InheritedSubjects {
+  @IsString()
+  @MaxLength(128)
+  episodeId!: string;
+
+  @IsArray()
+  @ArrayMaxSize(256)
+  @IsString({ each: true })
+  eventIds!: string[];
+}
+
 export const EPISODE_JOB_MODES = ['start', 'resume'] as const;
 export type EpisodeJobMode = (typeof EPISODE_JOB_MODES)[number];
 
@@ -110,6 +126,14 @@ export class EpisodeJob {
   @IsArray()
   @ArrayMaxSize(32)
   fragments?: EventEnvelope<MessagePayload>[];
+
+  /** Fragments (by event id) taken over from superseded episodes, per episode. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(16)
+  @ValidateNested({ each: true })
+  @Type(() => InheritedSubjects)
+  inherited?: InheritedSubjects[];
 
   /** The group's recent messages before the trigger, oldest first. */
   @IsArray()

@@ -57,6 +57,14 @@ export class EpisodeStateStore {
     return { state: JSON.parse(json) as EpisodeState, rev: Number(rev) };
   }
 
+  /** Whether each episode committed a send (its acted marker), in order. */
+  async acted(groupId: string | null, episodeIds: readonly string[]): Promise<boolean[]> {
+    if (episodeIds.length === 0) return [];
+    const partition = this.keys.partitionOf(groupId);
+    const marks = await this.redis.mget(...episodeIds.map((id) => this.keys.episodeActed(partition, id)));
+    return marks.map((mark) => mark !== null);
+  }
+
   async isDone(groupId: string | null, episodeId: string): Promise<boolean> {
     const partition = this.keys.partitionOf(groupId);
     return (await this.redis.exists(this.keys.episodeDone(partition, episodeId))) === 1;

@@ -22,6 +22,10 @@ export function episodeMetrics(metrics: Metrics) {
       help: 'Episode jobs that found their work already recorded, or another worker ahead of them (nothing was done)',
       labelNames: ['reason'],
     }),
+    inheritedAnswered: metrics.counter({
+      name: 'qunli_episode_inherited_answered_total',
+      help: 'Fragments an episode took over from a superseded one and left out, because that one had answered them',
+    }),
     handedBack: metrics.counter({
       name: 'qunli_episode_handed_back_total',
       help: 'Running episodes handed back to the queue at shutdown (another worker continues them)',

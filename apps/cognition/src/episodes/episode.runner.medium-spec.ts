@@ -1,4 +1,5 @@
 import {
+  EpisodeJob,
   EventKind,
   type ActionSendPayload,
   type EpisodeCompletedPayload,
@@ -260,6 +261,33 @@ describe('episodes against the chat completions double', () => {
     // The entries naming the episode or the two messages (commands and messages), not the 3,000 around them.
     expect(parsed).toBeLessThan(20);
     expect((await counter('qunli_event_lookup_found_total{where="held"')) - heldBefore).toBe(1);
+  });
+
+  it('leaves out the fragments it took over from a superseded episode that had answered them after all', async () => {
+    const sender = { userId: '20009', displayName: '阿飞', nickname: '阿飞' };
+    const answered = await h.message('小满 晚上吃啥', { direct: true, sender });
+    const open = await h.message('我饿了', { sender });
+    const trigger = await h.message('小满 快说', { direct: true, sender });
+    const earlier = (id: string) => `ep_earlier_${id}`;
+    // The episode of `answered` committed its send just before the supersede; the one of `open` never acted.
+    await h.redis.set(h.keys.episodeActed(h.keys.partitionOf(GROUP), earlier(answered.id)), '1');
+    const job = EpisodeJob.create({
+      ...h.startJob(trigger),
+      fragments: [answered, open],
+      inherited: [
+        { episodeId: earlier(answered.id), eventIds: [answered.id] },
+        { episodeId: earlier(open.id), eventIds: [open.id] },
+      ],
+    });
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId, intent: '推荐吃的' }, '回他'),
+      forReplyer({ kind: 'content', content: '吃面吧' }),
+    );
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    const replyer = promptText(replyerRequests()[0]!.body);
+    expect(replyer).toContain('我饿了');
+    expect(replyer).not.toContain('晚上吃啥');
+    expect(promptText(plannerRequests()[0]!.body)).not.toContain('晚上吃啥');
   });
 
   it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {

@@ -156,6 +156,7 @@ export class EpisodeRunner {
       this.logger.warn(`resume of unknown episode ${job.episodeId}: nothing to continue`);
       return this.duplicate('unknown_episode');
     }
+    job = await this.withoutAnswered(job);
     const persona = effectivePersona(this.personaPolicy, job.groupId);
     const inbox = this.control.open(job.episodeId);
     const run: Run = {
@@ -304,6 +305,24 @@ export class EpisodeRunner {
       }),
       ...ingested,
     ]);
+  }
+
+  /**
+   * Leave out the fragments taken over from a superseded episode that answered after all: its send was committed
+   * just before the supersede, which the scheduler could not yet know. Its acted marker is set by then (a send
+   * after the supersede is refused), so this check cannot miss it.
+   */
+  private async withoutAnswered(job: EpisodeJob): Promise<EpisodeJob> {
+    if (!job.inherited?.length || !job.fragments?.length) return job;
+    const acted = await this.store.acted(
+      job.groupId,
+      job.inherited.map((i) => i.episodeId),
+    );
+    const answered = new Set(job.inherited.filter((_, i) => acted[i]).flatMap((i) => i.eventIds));
+    if (answered.size === 0) return job;
+    const fragments = job.fragments.filter((f) => !answered.has(f.id));
+    this.metrics.inheritedAnswered.inc(job.fragments.length - fragments.length);
+    return { ...job, fragments };
   }
 
   /** Continue a parked episode with what woke it; false when this job is not the one it waits for. */

@@ -141,7 +141,12 @@ describe('event decider', () => {
       const [control] = ofType(effects, 'control');
       expect(control!.control).toMatchObject({ episodeId: episodeIdFor(first.id), command: 'supersede', seq: 2 });
       const [offer] = ofType(effects, 'episodeOffered');
-      expect(offer!.job).toMatchObject({ triggerEventId: second.id, fragmentIds: [first.id] });
+      expect(offer!.job).toMatchObject({
+        triggerEventId: second.id,
+        fragmentIds: [first.id],
+        // Should the superseded one have answered after all, cognition leaves these out.
+        inherited: [{ episodeId: episodeIdFor(first.id), eventIds: [first.id] }],
+      });
       expect(offer!.episode.subjects).toEqual([first.id, second.id]);
     });
   });

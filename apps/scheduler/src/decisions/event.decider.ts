@@ -685,12 +685,15 @@ class Turn {
     const lane = events.some((t) => t.direct) ? 'direct' : 'ambient';
     const episodeId = attempt === 1 ? episodeIdFor(trigger.id) : `${episodeIdFor(trigger.id)}-a${attempt}`;
     let subjects = events.map((t) => t.id);
+    const inherited: { episodeId: string; eventIds: string[] }[] = [];
 
     for (const earlier of this.unacted(trigger.senderId, trigger.thread)) {
       this.stop(earlier, 'supersede', `superseded: ${trigger.senderId} went on; ${episodeId} answers all of it`, {
         supersededBy: episodeId,
       });
-      subjects = [...earlier.subjects.filter((id) => !subjects.includes(id)), ...subjects];
+      const taken = earlier.subjects.filter((id) => !subjects.includes(id));
+      if (taken.length > 0) inherited.push({ episodeId: earlier.id, eventIds: taken.slice(-256) });
+      subjects = [...taken, ...subjects];
     }
     if (lane === 'direct') {
       for (const ambient of Object.values(this.state.episodes)) {
@@ -751,6 +754,7 @@ class Turn {
         thread: trigger.thread,
         deadline: deadlineAt,
         controlSeq: 1,
+        ...(inherited.length > 0 ? { inherited: inherited.slice(-16) } : {}),
       },
     });
     this.setTimer({ timerId: deadlineTimerId, purpose: 'deadline', dueAt: deadlineAt, episodeId });

@@ -156,6 +156,8 @@ export interface JobSpec {
   deadline: number;
   controlSeq: number;
   resume?: EpisodeResumeInfo;
+  /** Fragments taken over from superseded episodes (see `EpisodeJob.inherited`). */
+  inherited?: { episodeId: string; eventIds: string[] }[];
 }
 
 export interface DecisionRecord {

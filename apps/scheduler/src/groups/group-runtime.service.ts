@@ -261,6 +261,7 @@ export class GroupRuntime {
       mode: 'start',
       trigger: inThread(envelope(spec.triggerEventId)),
       fragments: spec.fragmentIds.map(envelope).map(inThread),
+      ...(spec.inherited ? { inherited: spec.inherited } : {}),
       context: GroupStateStore.contextOf(await window(), new Set(subjects)),
       deadline,
       controlSeq: 1,
