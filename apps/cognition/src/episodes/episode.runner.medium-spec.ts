@@ -290,6 +290,41 @@ describe('episodes against the chat completions double', () => {
     expect(promptText(plannerRequests()[0]!.body)).not.toContain('晚上吃啥');
   });
 
+  it('goes on to a message that came while its reply was written, instead of ending as if it had answered it', async () => {
+    const trigger = await h.message('小满 周末去哪玩', { direct: true });
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId, intent: '推荐' }, '回他'),
+      forReplyer({ kind: 'content', content: '去爬山吧', latencyMs: 600 }),
+    );
+    const job = h.startJob(trigger);
+    await h.enqueue(job);
+    await until(() => replyerRequests().length === 1);
+    const late = await h.message('小满 那下雨呢', {
+      direct: true,
+      sender: { userId: '20002', displayName: '阿强', nickname: '阿强' },
+    });
+    h.double.push(
+      call('reply', { msg_id: late.payload.messageId, intent: '下雨就逛商场' }, '回阿强'),
+      forReplyer({ kind: 'content', content: '下雨就去逛商场' }),
+    );
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
+    expect(await h.finished(job)).toMatchObject({ outcome: 'replied', steps: 2 });
+    const second = promptText(plannerRequests()[1]!.body);
+    expect(second).toContain(`这次轮到你处理的是 [msg_id]${late.payload.messageId} 这条消息`);
+    const sends = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(sends.map((p) => p.text)).toEqual(['去爬山吧', '下雨就去逛商场']);
+  });
+
+  it('ends after its reply when nothing new came meanwhile', async () => {
+    const trigger = await h.message('小满 早', { direct: true });
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId, intent: '问好' }),
+      forReplyer({ kind: 'content', content: '早呀' }),
+    );
+    expect(await h.run(h.startJob(trigger))).toMatchObject({ outcome: 'replied', steps: 1 });
+    expect(plannerRequests()).toHaveLength(1);
+  });
+
   it('stops aborting after the cap of consecutive interrupts and merges after the call instead', async () => {
     const trigger = await h.message('小满 出来玩吗', { direct: true });
     h.double.push(forPlanner({ kind: 'hang' }), forPlanner({ kind: 'hang' }), {

@@ -23,6 +23,7 @@ import {
   actionToolSpecs,
   correctionText,
   interruptNote,
+  afterReplyNote,
   plannerMessages,
   plannerSituation,
   plannerSystemPrompt,
@@ -305,6 +306,15 @@ export class EpisodeRunner {
       }),
       ...ingested,
     ]);
+  }
+
+  /** Whether the newest control command is an interrupt naming messages the episode has not taken in yet. */
+  private async unseenInterrupt(run: Run): Promise<boolean> {
+    const record = await this.control.record(run.state.groupId, run.state.episodeId);
+    if (!record || record.stopped || record.seq <= run.state.appliedSeq) return false;
+    if (record.latest.command !== 'interrupt') return false;
+    const known = new Set(run.state.history.flatMap((e) => (e.kind === 'message' ? [e.eventId] : [])));
+    return (record.latest.eventIds ?? []).some((id) => !known.has(id));
   }
 
   /**
@@ -776,7 +786,10 @@ export class EpisodeRunner {
     ];
     run.actionIds.push(actionId);
     const next = { ...run.state, step: index + 1, invalidInARow: 0, replies: run.state.replies + 1, history };
-    if (decision.args.continue && index + 1 < run.state.maxSteps) {
+    // Messages taken in while the reply was written (an interrupt cannot abort the replyer) are not in it: the
+    // episode goes on to them instead of ending as if it had answered everyone.
+    const unseen = !decision.args.continue && (await this.unseenInterrupt(run));
+    if ((decision.args.continue || unseen) && index + 1 < run.state.maxSteps) {
       await this.commit(run, moveTo(next, 'thinking'), [step, send], { acts: true });
       return null;
     }
@@ -1183,13 +1196,16 @@ export class EpisodeRunner {
             e !== undefined && (e.kind === EventKind.MessageObserved || e.kind === EventKind.MessageDirect),
         )
         .map((e) => messageLine(e, true));
+      // The bot's own line last in the history: the messages came while its reply was written and sent.
+      const afterReply = [...state.history].reverse().find((e) => e.kind === 'message')?.fromSelf === true;
       const merged = mergeMessages(state, lines);
       state = merged.state;
       if (merged.added.length > 0) {
-        state = {
-          ...state,
-          history: [...state.history, { kind: 'perception', text: interruptNote(merged.added.length) }],
-        };
+        const newest = merged.added[merged.added.length - 1]!;
+        const note = afterReply
+          ? afterReplyNote(merged.added.length, newest.messageId)
+          : interruptNote(merged.added.length);
+        state = { ...state, history: [...state.history, { kind: 'perception', text: note }] };
         for (const line of merged.added) {
           run.pending.push(
             run.events.monitor('message.ingested', {

@@ -208,6 +208,11 @@ export function interruptNote(count: number): string {
   return `你想的时候又来了 ${count} 条新消息（在上面），请结合它们重新考虑。`;
 }
 
+/** After a reply went out, messages that came while it was written are the next turn. */
+export function afterReplyNote(count: number, messageId: string): string {
+  return `你回复的时候又来了 ${count} 条新消息（在上面）。前面的已经回过了，不要重复；这次轮到你处理的是 [msg_id]${messageId} 这条消息（在上面），不需要回就用 no_action。`;
+}
+
 /** Maisaka's timing gate: one cheap call deciding the rhythm (continue / wait / no_action) before planning. */
 export const TIMING_GATE_PROMPT =
   '【节奏判断】先别想具体说什么，只判断现在要不要接话：现在就回应调用 continue；想先等等看大家接下来说什么调用 wait；这次不说话调用 no_action。只调用一个工具，不要输出别的文字。';
