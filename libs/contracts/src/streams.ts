@@ -105,8 +105,9 @@ export class Keyspace {
   }
 
   /**
-   * Marker set in the commit of an episode's first act (a send), so the scheduler knows before it decides — not
-   * only when the `action.send` reaches it — that the episode answered and must not be superseded.
+   * Marker set in the commit of each of an episode's sends (string: JSON list of the event ids its replies
+   * covered), so the scheduler knows before it decides — not only when the `action.send` reaches it — that the
+   * episode answered and must not be superseded, and a successor knows which inherited messages are answered.
    */
   episodeActed(partition: number, episodeId: string): string {
     return `${this.prefix}:episode-acted:${this.tag(partition)}:${episodeId}`;

@@ -10,7 +10,8 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 
 // KEYS: state hash, partition stream, control record, done marker, acted marker.
 // ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
-//       sends ('1': the commit holds an action.send; set the acted marker), then kind/envelope pairs.
+//       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
+//       replies covered), then kind/envelope pairs.
 // Returns {1, newRev} committed, {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped.
 const COMMIT = `
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
@@ -26,7 +27,7 @@ for i = 7, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
-if ARGV[6] == '1' then redis.call('SET', KEYS[5], '1', 'EX', ARGV[3]) end
+if ARGV[6] ~= '' then redis.call('SET', KEYS[5], ARGV[6], 'EX', ARGV[3]) end
 return {1, rev + 1}
 `;
 
@@ -57,12 +58,23 @@ export class EpisodeStateStore {
     return { state: JSON.parse(json) as EpisodeState, rev: Number(rev) };
   }
 
-  /** Whether each episode committed a send (its acted marker), in order. */
-  async acted(groupId: string | null, episodeIds: readonly string[]): Promise<boolean[]> {
+  /**
+   * For each episode, in order: null when it committed no send, otherwise the event ids its replies covered
+   * ('all' for a marker that does not list them).
+   */
+  async answered(groupId: string | null, episodeIds: readonly string[]): Promise<(Set<string> | 'all' | null)[]> {
     if (episodeIds.length === 0) return [];
     const partition = this.keys.partitionOf(groupId);
     const marks = await this.redis.mget(...episodeIds.map((id) => this.keys.episodeActed(partition, id)));
-    return marks.map((mark) => mark !== null);
+    return marks.map((mark) => {
+      if (mark === null) return null;
+      try {
+        const ids: unknown = JSON.parse(mark);
+        return Array.isArray(ids) ? new Set(ids.filter((id): id is string => typeof id === 'string')) : 'all';
+      } catch {
+        return 'all';
+      }
+    });
   }
 
   async isDone(groupId: string | null, episodeId: string): Promise<boolean> {
@@ -84,7 +96,7 @@ export class EpisodeStateStore {
       EPISODE_STATE_TTL_SECONDS,
       options.acts ? '1' : '0',
       options.final ? '1' : '0',
-      events.some((e) => e.kind === EventKind.ActionSend) ? '1' : '0',
+      events.some((e) => e.kind === EventKind.ActionSend) ? JSON.stringify(state.answered ?? []) : '',
     ];
     for (const event of events) args.push(event.kind, JSON.stringify(event));
     const [status, rev] = await (

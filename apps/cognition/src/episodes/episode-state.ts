@@ -99,6 +99,8 @@ export interface EpisodeState {
   lastThought: string | null;
   addressees: Addressee[];
   replies: number;
+  /** Event ids of the messages its replies covered (target, fragments, follow-ups), for the acted marker. */
+  answered?: string[];
   waiting: EpisodeWaiting | null;
   /** A non-idempotent tool call started and not yet observed (a crash leaves its fate unknown). */
   inFlightTool: { callId: string; tool: string; step: number } | null;

@@ -99,8 +99,8 @@ describe('episodes against the chat completions double', () => {
     expect(result).toMatchObject({ outcome: 'replied', steps: 2 });
     expect(weather.calls).toEqual([{ city: '杭州' }]);
     // The send's commit told the scheduler, ahead of the log, that the episode answered.
-    const acted = (id: string) => h.redis.exists(h.keys.episodeActed(h.keys.partitionOf(GROUP), id));
-    expect(await acted(job.episodeId)).toBe(1);
+    const marker = await h.redis.get(h.keys.episodeActed(h.keys.partitionOf(GROUP), job.episodeId));
+    expect(JSON.parse(marker!)).toEqual([trigger.id]);
 
     const events = await h.episodeEvents(job.episodeId);
     const kinds = events.map((e) => e.kind).filter((k) => k !== EventKind.MonitorRecorded && k !== EventKind.LlmCalled);
@@ -269,8 +269,11 @@ describe('episodes against the chat completions double', () => {
     const open = await h.message('我饿了', { sender });
     const trigger = await h.message('小满 快说', { direct: true, sender });
     const earlier = (id: string) => `ep_earlier_${id}`;
-    // The episode of `answered` committed its send just before the supersede; the one of `open` never acted.
-    await h.redis.set(h.keys.episodeActed(h.keys.partitionOf(GROUP), earlier(answered.id)), '1');
+    // The episode of `answered` committed its send just before the supersede; the one of `open` answered another
+    // message, not `open`.
+    const marker = (id: string) => h.keys.episodeActed(h.keys.partitionOf(GROUP), earlier(id));
+    await h.redis.set(marker(answered.id), JSON.stringify([answered.id]));
+    await h.redis.set(marker(open.id), JSON.stringify(['some-other-event']));
     const job = EpisodeJob.create({
       ...h.startJob(trigger),
       fragments: [answered, open],

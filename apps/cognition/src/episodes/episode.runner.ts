@@ -324,11 +324,16 @@ export class EpisodeRunner {
    */
   private async withoutAnswered(job: EpisodeJob): Promise<EpisodeJob> {
     if (!job.inherited?.length || !job.fragments?.length) return job;
-    const acted = await this.store.acted(
+    const covered = await this.store.answered(
       job.groupId,
       job.inherited.map((i) => i.episodeId),
     );
-    const answered = new Set(job.inherited.filter((_, i) => acted[i]).flatMap((i) => i.eventIds));
+    const answered = new Set(
+      job.inherited.flatMap((i, n) => {
+        const by = covered[n];
+        return by === null || by === undefined ? [] : i.eventIds.filter((id) => by === 'all' || by.has(id));
+      }),
+    );
     if (answered.size === 0) return job;
     const fragments = job.fragments.filter((f) => !answered.has(f.id));
     this.metrics.inheritedAnswered.inc(job.fragments.length - fragments.length);
@@ -785,7 +790,20 @@ export class EpisodeRunner {
       self,
     ];
     run.actionIds.push(actionId);
-    const next = { ...run.state, step: index + 1, invalidInARow: 0, replies: run.state.replies + 1, history };
+    const covered = [
+      target.eventId,
+      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
+      ...followUpsOf(run.state, target).map((line) => line.eventId),
+    ];
+    const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-256);
+    const next = {
+      ...run.state,
+      step: index + 1,
+      invalidInARow: 0,
+      replies: run.state.replies + 1,
+      answered,
+      history,
+    };
     // Messages taken in while the reply was written (an interrupt cannot abort the replyer) are not in it: the
     // episode goes on to them instead of ending as if it had answered everyone.
     const unseen = !decision.args.continue && (await this.unseenInterrupt(run));
