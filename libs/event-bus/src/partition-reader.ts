@@ -87,6 +87,9 @@ function describe(error: unknown): string {
 export class PartitionReader {
   private running = false;
   private loop: Promise<void> = Promise.resolve();
+  /** Resolved by `stop()`, so a blocking read in flight is not waited for. */
+  private halted: Promise<void> = Promise.resolve();
+  private halt: () => void = () => undefined;
   private janitorTimer: NodeJS.Timeout | undefined;
   private janitorRun: Promise<void> = Promise.resolve();
   private readonly batchInFlight = new Set<string>();
@@ -129,6 +132,7 @@ export class PartitionReader {
   async start(): Promise<void> {
     await this.ensureGroup();
     this.running = true;
+    this.halted = new Promise((resolve) => (this.halt = resolve));
     this.loop = this.run();
   }
 
@@ -145,6 +149,7 @@ export class PartitionReader {
   /** Stop reading; wait for handlers running now. Unacknowledged entries stay pending for the next owner. */
   async stop(): Promise<void> {
     this.running = false;
+    this.halt();
     clearInterval(this.janitorTimer);
     const lanes = this.lanes.stop();
     await this.loop;
@@ -171,7 +176,7 @@ export class PartitionReader {
       try {
         if (this.dispatch.mode === 'each') await this.lanes.belowSize(this.settings.maxHeld);
         if (!this.running) break;
-        const reply = (await this.blocking.xreadgroup(
+        const read = this.blocking.xreadgroup(
           'GROUP',
           this.group,
           CONSUMER,
@@ -182,7 +187,14 @@ export class PartitionReader {
           'STREAMS',
           this.stream,
           '>',
-        )) as XReadReply;
+        ) as Promise<XReadReply>;
+        // A stop does not wait for the read: ioredis 5 never settles a command that was in flight when the
+        // connection dropped if the connection is then closed while it reconnects (a Redis restart during a lease
+        // loss), and a stop waiting for it would hold the lease heartbeat forever. Entries the abandoned read may
+        // still deliver stay pending for the partition's next owner.
+        read.catch(() => undefined);
+        const reply = await Promise.race([read, this.halted.then(() => null)]);
+        if (!this.running) break;
         const entries = this.entriesOf(reply, () => 1);
         if (entries.length > 0) await this.handle(entries);
       } catch (error) {
