@@ -167,7 +167,10 @@ export class HarnessStack {
   async stop(): Promise<void> {
     await Promise.all(this.members.map((m) => m.process.stop()));
     await this.sql?.end().catch(() => undefined);
-    await this.db?.drop();
+    // QUNLI_HARNESS_KEEP_DATABASE=1 keeps the run's database to look into afterwards (named on stderr).
+    if (process.env.QUNLI_HARNESS_KEEP_DATABASE === '1' && this.db)
+      process.stderr.write(`kept database ${this.db.url}\n`);
+    else await this.db?.drop();
     if (this.redis) {
       if (!this.redisServer) await deleteKeys(this.redis, this.prefix);
       this.redis.disconnect();
