@@ -10,6 +10,7 @@ import {
   Keyspace,
   makeEvent,
   QueueName,
+  unfoldTurn,
   type DirectReason,
   type EpisodeControlRecord,
   type EpisodeJob,
@@ -125,7 +126,10 @@ async function entries(groupId: string): Promise<EventEnvelope[]> {
 }
 
 async function of<K extends Kind>(groupId: string, kind: K): Promise<(EventEnvelope<PayloadOf<K>> & { kind: K })[]> {
-  return (await entries(groupId)).filter((e) => e.kind === kind) as (EventEnvelope<PayloadOf<K>> & { kind: K })[];
+  // Timer and thread facts ride in the turn's move event (ADR-0024): look at them as the events they stand for.
+  return (await entries(groupId))
+    .flatMap((e) => [e, ...unfoldTurn(e)])
+    .filter((e) => e.kind === kind) as (EventEnvelope<PayloadOf<K>> & { kind: K })[];
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
