@@ -17,3 +17,4 @@ export * from './observability.js';
 export * from './attention.js';
 export * from './timer-facts.js';
 export * from './turn-facts.js';
+export * from './unfold-turn.js';

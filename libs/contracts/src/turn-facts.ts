@@ -1,8 +1,6 @@
 import { Type } from 'class-transformer';
 import { IsOptional, ValidateNested } from 'class-validator';
 import { GroupActorUpdatedPayload, ThreadIdlePayload, ThreadUpdatedPayload } from './attention.js';
-import type { EventEnvelope } from './envelope.js';
-import { EventKind } from './event-kinds.js';
 import { TimerCancelledPayload, TimerScheduledPayload } from './timer-facts.js';
 
 /*
@@ -10,7 +8,7 @@ import { TimerCancelledPayload, TimerScheduledPayload } from './timer-facts.js';
  * `event.transitioned` instead of as envelopes of their own (ADR-0024): the threads it changed or idled, the group
  * actor, the timers it set and cancelled. Each entry is exactly the payload the standalone kind has
  * (`thread.idle`, `thread.updated`, `group.actor.updated`, `timer.scheduled`, `timer.cancelled`), and
- * `unfoldTurn` turns a carrier back into those events, so the projector folds them with the same rules it folds
+ * `unfoldTurn` (`unfold-turn.ts`) turns a carrier back into those events, so the projector folds them with the same rules it folds
  * the standalone kinds with (which it still reads, for logs written before and for turns with no carrier).
  */
 
@@ -55,36 +53,4 @@ export function isEmptyTurn(turn: SchedulerTurnFacts): boolean {
     !turn.timersScheduled?.length &&
     !turn.timersCancelled?.length
   );
-}
-
-/**
- * The facts a `decision.made` or `event.transitioned` carries, as the standalone events they stand for, in the
- * order the scheduler published those before (idle threads, updated threads, the actor, timers). Each has the
- * carrier's group, time, source and causation; its id is the carrier's with a suffix (never stored as an event of
- * its own). Any other event, or a carrier without `turn`, unfolds to nothing.
- */
-export function unfoldTurn(event: EventEnvelope): EventEnvelope[] {
-  if (event.kind !== EventKind.DecisionMade && event.kind !== EventKind.EventTransitioned) return [];
-  const turn = (event.payload as { turn?: SchedulerTurnFacts } | null)?.turn;
-  if (!turn) return [];
-  const out: EventEnvelope[] = [];
-  const add = (kind: EventKind, payload: object, threadId?: string): void => {
-    const fact: EventEnvelope = {
-      ...event,
-      id: `${event.id}/${out.length}`,
-      kind,
-      actorIds: [],
-      evidenceMessageIds: [],
-      payload,
-    };
-    delete fact.threadId;
-    if (threadId !== undefined) fact.threadId = threadId;
-    out.push(fact);
-  };
-  for (const p of turn.threadsIdle ?? []) add(EventKind.ThreadIdle, p, p.threadId);
-  for (const p of turn.threads ?? []) add(EventKind.ThreadUpdated, p, p.threadId);
-  if (turn.actor) add(EventKind.GroupActorUpdated, turn.actor);
-  for (const p of turn.timersScheduled ?? []) add(EventKind.TimerScheduled, p);
-  for (const p of turn.timersCancelled ?? []) add(EventKind.TimerCancelled, p);
-  return out;
 }
