@@ -18,7 +18,7 @@ import {
   type EventKind as Kind,
   type PayloadOf,
 } from '@app/contracts';
-import { connectStreamConsumer, EventLog } from '@app/event-bus';
+import { connectStreamConsumer, EventLog, sealHolds } from '@app/event-bus';
 import { createRedis, Metrics, QunliConfig } from '@app/platform';
 import {
   createTestDatabase,
@@ -317,6 +317,13 @@ describe('scheduler on real Redis and Postgres', () => {
     expect(continuation.data.trigger.id).toBe(ask.id);
     const fired = await of(g, EventKind.TimerFired);
     expect(fired.map((f) => f.payload.purpose)).toEqual(['debounce', 'episode_wait']);
+    // Fired timers are sealed like every other writer's entries, so no reader runs class-validator on them.
+    const raw = await redis.xrange(keys.stream(keys.partitionOf(g)), '-', '+');
+    const firedFields = raw
+      .map(([, fields]) => fields)
+      .filter((fields) => fields[1] === EventKind.TimerFired && fields[3]!.includes(`"groupId":"${g}"`));
+    expect(firedFields).toHaveLength(2);
+    for (const fields of firedFields) expect(sealHolds(fields[3]!, fields[5])).toBe(true);
   });
 
   it('drops a debouncing message that was recalled, with that reason, and never dispatches it', async () => {
