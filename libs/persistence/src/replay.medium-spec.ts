@@ -80,7 +80,8 @@ describe('replay on real Postgres', () => {
       }
       total += events.length;
     }
-  });
+    // Hundreds of small projector transactions: seconds when the machine is shared.
+  }, 60_000);
 
   afterAll(async () => {
     await db?.destroy();
