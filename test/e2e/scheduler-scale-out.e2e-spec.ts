@@ -9,6 +9,7 @@ import {
   Keyspace,
   makeEvent,
   QueueName,
+  unfoldTurn,
   type EpisodeJob,
   type EventEnvelope,
   type EventKind as Kind,
@@ -103,7 +104,10 @@ describe('scheduler scale-out: two processes, one killed', () => {
   }
 
   async function of<K extends Kind>(kind: K): Promise<EventEnvelope<PayloadOf<K>>[]> {
-    return (await all()).filter((e) => e.kind === kind) as EventEnvelope<PayloadOf<K>>[];
+    // Timer and thread facts ride in the turn's move event (ADR-0024): look at them as the events they stand for.
+    return (await all()).flatMap((e) => [e, ...unfoldTurn(e)]).filter((e) => e.kind === kind) as EventEnvelope<
+      PayloadOf<K>
+    >[];
   }
 
   async function owners(): Promise<(string | null)[]> {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
+import type pg from 'pg';
 import { EventKind, makeEvent } from '@app/contracts';
 import { sealedFields, sealEnvelope } from '@app/event-bus';
 import { createRedis } from '@app/platform';
@@ -71,6 +72,39 @@ async function startCluster(): Promise<LocalCluster> {
 }
 
 /**
+ * The log's shape when the last decision was projected, per projected message: envelopes in `event_log` by kind,
+ * and the facts move events carry inside them (`payload.turn`, ADR-0024) by the kind they stand for.
+ */
+async function logShape(
+  sql: pg.Client,
+  messages: number,
+): Promise<{
+  envelopesPerMessage: number;
+  eventsPerMessage: Record<string, number>;
+  carriedPerMessage: Record<string, number>;
+}> {
+  const per = (n: number) => round(n / Math.max(1, messages), 3);
+  const { rows: kinds } = await sql.query<{ kind: string; n: string }>(
+    `SELECT kind, count(*) AS n FROM event_log GROUP BY kind ORDER BY count(*) DESC`,
+  );
+  const eventsPerMessage = Object.fromEntries(kinds.map((r) => [r.kind, per(Number(r.n))]));
+  const { rows: carried } = await sql.query<Record<string, string | null>>(
+    `SELECT sum(jsonb_array_length(COALESCE(t->'threadsIdle', '[]'))) AS "thread.idle",
+            sum(jsonb_array_length(COALESCE(t->'threads', '[]'))) AS "thread.updated",
+            count(t->'actor') AS "group.actor.updated",
+            sum(jsonb_array_length(COALESCE(t->'timersScheduled', '[]'))) AS "timer.scheduled",
+            sum(jsonb_array_length(COALESCE(t->'timersCancelled', '[]'))) AS "timer.cancelled"
+       FROM (SELECT envelope->'payload'->'turn' AS t FROM event_log
+              WHERE kind IN ('decision.made', 'event.transitioned') AND envelope->'payload' ? 'turn') AS c`,
+  );
+  const carriedPerMessage = Object.fromEntries(
+    Object.entries(carried[0] ?? {}).map(([kind, n]) => [kind, per(Number(n ?? 0))]),
+  );
+  const envelopes = kinds.reduce((sum, r) => sum + Number(r.n), 0);
+  return { envelopesPerMessage: per(envelopes), eventsPerMessage, carriedPerMessage };
+}
+
+/**
  * Signed OneBot group messages across many groups through ingress → scheduler decision → Postgres projection.
  * `msgPerSec` counts a message once its decision is projected (the whole path), over the time from the first
  * post to the last projection.
@@ -119,6 +153,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       [EventKind.MessageObserved],
     );
     const msgPerSec = projected / (totalMs / 1000);
+    const { envelopesPerMessage, eventsPerMessage, carriedPerMessage } = await logShape(stack.sql, projected);
     return {
       scenario: 'ingest',
       transport: options.transport,
@@ -136,6 +171,9 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       groups: options.groups,
       connections: options.connections,
       durationMs: round(totalMs),
+      envelopesPerMessage,
+      eventsPerMessage,
+      carriedPerMessage,
     };
   } finally {
     await stack.stop();

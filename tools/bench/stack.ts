@@ -110,7 +110,9 @@ export class BenchStack {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.apps.values()].map((app) => app.stop()));
+    // A profiled app writes its profile on a graceful exit only: give a loaded machine time for it.
+    const graceMs = this.nodeArgs.includes('--cpu-prof') ? 120_000 : undefined;
+    await Promise.all([...this.apps.values()].map((app) => app.stop(graceMs)));
     await this.sql?.end();
     await this.db?.drop();
     if (this.redis) {

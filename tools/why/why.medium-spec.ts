@@ -134,6 +134,18 @@ describe('why: a decision, its features, reason and transitions, from the projec
     expect(await whyOf(db, 'no-such-id')).toBeUndefined();
   });
 
+  it('explains as much when the thread snapshot rides in the decision (ADR-0024)', async () => {
+    const { message, all } = events();
+    const [msg, thread, snooze, deliberate] = all as [EventEnvelope, EventEnvelope, EventEnvelope, EventEnvelope];
+    const carrier = { ...snooze, payload: { ...(snooze.payload as object), turn: { threads: [thread.payload] } } };
+    await project([msg, carrier, deliberate]);
+    const text = formatWhy((await whyOf(db, message.id))!);
+    expect(text).toContain('earlier (2026-12-01T08:00:02.000Z): snoozed: 0.42 ≤ 0.52 < 0.67');
+    expect(text).toContain(
+      `thread t-${message.id} (live): 1 messages, 40002 (bot not in it); open questions: 40002: 猫咪吐毛球怎么办`,
+    );
+  });
+
   it('the simulator hears each new decision for the message it is about', async () => {
     const seen: DecisionNote[] = [];
     const stop = watchDecisions(database.url, (note) => seen.push(note));

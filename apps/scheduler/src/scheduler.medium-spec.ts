@@ -10,6 +10,7 @@ import {
   Keyspace,
   makeEvent,
   QueueName,
+  unfoldTurn,
   type DirectReason,
   type EpisodeControlRecord,
   type EpisodeJob,
@@ -17,7 +18,7 @@ import {
   type EventKind as Kind,
   type PayloadOf,
 } from '@app/contracts';
-import { connectStreamConsumer, EventLog } from '@app/event-bus';
+import { connectStreamConsumer, EventLog, sealHolds } from '@app/event-bus';
 import { createRedis, Metrics, QunliConfig } from '@app/platform';
 import {
   createTestDatabase,
@@ -125,7 +126,10 @@ async function entries(groupId: string): Promise<EventEnvelope[]> {
 }
 
 async function of<K extends Kind>(groupId: string, kind: K): Promise<(EventEnvelope<PayloadOf<K>> & { kind: K })[]> {
-  return (await entries(groupId)).filter((e) => e.kind === kind) as (EventEnvelope<PayloadOf<K>> & { kind: K })[];
+  // Timer and thread facts ride in the turn's move event (ADR-0024): look at them as the events they stand for.
+  return (await entries(groupId))
+    .flatMap((e) => [e, ...unfoldTurn(e)])
+    .filter((e) => e.kind === kind) as (EventEnvelope<PayloadOf<K>> & { kind: K })[];
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
@@ -333,6 +337,13 @@ describe('scheduler on real Redis and Postgres', () => {
     expect(continuation.data.trigger.id).toBe(ask.id);
     const fired = await of(g, EventKind.TimerFired);
     expect(fired.map((f) => f.payload.purpose)).toEqual(['debounce', 'episode_wait']);
+    // Fired timers are sealed like every other writer's entries, so no reader runs class-validator on them.
+    const raw = await redis.xrange(keys.stream(keys.partitionOf(g)), '-', '+');
+    const firedFields = raw
+      .map(([, fields]) => fields)
+      .filter((fields) => fields[1] === EventKind.TimerFired && fields[3]!.includes(`"groupId":"${g}"`));
+    expect(firedFields).toHaveLength(2);
+    for (const fields of firedFields) expect(sealHolds(fields[3]!, fields[5])).toBe(true);
   });
 
   it('drops a debouncing message that was recalled, with that reason, and never dispatches it', async () => {

@@ -15,3 +15,6 @@ export * from './actions.js';
 export * from './hooks.js';
 export * from './observability.js';
 export * from './attention.js';
+export * from './timer-facts.js';
+export * from './turn-facts.js';
+export * from './unfold-turn.js';

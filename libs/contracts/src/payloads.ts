@@ -15,6 +15,7 @@ import {
 import { EPISODE_END_CAUSES, type EpisodeEndCause } from './actions.js';
 import { EVENT_STATES, type EventState } from './event-state.js';
 import { MessageSegment } from './message.js';
+import { SchedulerTurnFacts } from './turn-facts.js';
 
 export class StateTransition {
   /** 1-based position of this transition in the subject event's audit trail. */
@@ -106,6 +107,15 @@ export class DecisionPayload {
   @ValidateNested({ each: true })
   @Type(() => StateTransition)
   transitions!: StateTransition[];
+
+  /**
+   * The turn's other facts (threads, the group actor, timers), carried here instead of as envelopes of their own
+   * (ADR-0024). On at most one move event per turn.
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SchedulerTurnFacts)
+  turn?: SchedulerTurnFacts;
 }
 
 /** `event.transitioned`: the subject event moved on after its decision (deliberating → replied, …). */
@@ -116,6 +126,15 @@ export class EventTransitionedPayload {
   @ValidateNested({ each: true })
   @Type(() => StateTransition)
   transitions!: StateTransition[];
+
+  /**
+   * The turn's other facts (threads, the group actor, timers), carried here instead of as envelopes of their own
+   * (ADR-0024). On at most one move event per turn.
+   */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SchedulerTurnFacts)
+  turn?: SchedulerTurnFacts;
 }
 
 export class EpisodeStartedPayload {

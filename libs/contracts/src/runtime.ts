@@ -14,6 +14,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ErrorInfo } from './payloads.js';
+import { TIMER_PURPOSES, type TimerPurpose } from './timer-facts.js';
 
 /*
  * The contracts between the fast plane (scheduler) and the slow plane (cognition) beyond "run this episode":
@@ -30,28 +31,7 @@ import { ErrorInfo } from './payloads.js';
  *     the scheduler send `resume` and enqueue a continuation job, which any worker can pick up.
  */
 
-/** What a durable timer is for. The scheduler owns them all; others ask for one through an event. */
-export const TIMER_PURPOSES = [
-  /** An event may not be handled before `notBefore`. */
-  'not_before',
-  /** An event past its deadline ends as `expired`. */
-  'deadline',
-  /** A snoozed event is looked at again. */
-  'snooze',
-  /** A failed step is tried again. */
-  'retry',
-  /** One sender's quiet period in a thread is over: its fragments become one decision. */
-  'debounce',
-  /** An episode's `wait(seconds)` is over. */
-  'episode_wait',
-  /** An asynchronous tool did not answer in time. */
-  'tool_timeout',
-  /** A thread has been quiet long enough to be idle. */
-  'thread_idle',
-  /** A group's cooldown is over. */
-  'cooldown',
-] as const;
-export type TimerPurpose = (typeof TIMER_PURPOSES)[number];
+export { TIMER_PURPOSES, type TimerPurpose } from './timer-facts.js';
 
 /** `timer.fired`: a durable timer came due. Appended to the partition of `groupId`, once per timer id. */
 export class TimerFiredPayload {
@@ -87,41 +67,7 @@ export class TimerFiredPayload {
   data?: Record<string, unknown>;
 }
 
-/** `timer.scheduled`: the scheduler set (or moved) a durable timer, in the commit of the state that needs it. */
-export class TimerScheduledPayload {
-  @IsString()
-  @MaxLength(200)
-  timerId!: string;
-
-  @IsIn(TIMER_PURPOSES)
-  purpose!: TimerPurpose;
-
-  @IsOptional()
-  @IsString()
-  subjectEventId?: string;
-
-  @IsOptional()
-  @IsString()
-  episodeId?: string;
-
-  /** Product time it is due. Setting the same timer id again moves it. */
-  @IsISO8601()
-  dueAt!: string;
-}
-
-/** `timer.cancelled`: a durable timer will not fire (its reason is gone: the batch closed, the episode ended…). */
-export class TimerCancelledPayload {
-  @IsString()
-  @MaxLength(200)
-  timerId!: string;
-
-  @IsIn(TIMER_PURPOSES)
-  purpose!: TimerPurpose;
-
-  @IsString()
-  @MaxLength(500)
-  reason!: string;
-}
+export { TimerCancelledPayload, TimerScheduledPayload } from './timer-facts.js';
 
 export const EPISODE_COMMANDS = ['start', 'supersede', 'interrupt', 'cancel', 'resume'] as const;
 /**

@@ -9,3 +9,4 @@ export * from './stream-context.js';
 export * from './transient-error.js';
 export * from './entry-seal.js';
 export * from './envelope-check.js';
+export { checkedEnvelopeErrors } from './envelope-check.js';

@@ -414,7 +414,7 @@ export class PartitionReader {
       events: here,
       commands: ctx.staged,
     });
-    await this.redis.eval(COMMIT_SCRIPT, keys.length, ...keys, ...argv);
+    ctx.applied = Number(await this.redis.eval(COMMIT_SCRIPT, keys.length, ...keys, ...argv)) === 1;
     for (const published of ctx.published) this.metrics.published(published);
   }
 

@@ -19,6 +19,11 @@ export class StreamContext extends BaseRpcContext<[string, number, string]> {
   readonly published: EventEnvelope[] = [];
   readonly staged: StagedCommand[] = [];
   private readonly afterCommitTasks: (() => Promise<void> | void)[] = [];
+  /**
+   * Set by the reader once the commit ran: `true` when it applied the published events and staged commands,
+   * `false` when the event id was already in the inbox (a duplicate: nothing of this handler's was written).
+   */
+  applied?: boolean;
 
   constructor(
     readonly group: string,

@@ -64,6 +64,34 @@ function erasedSql(criteria: ErasureCriteria): { sql: string; params: unknown[] 
   };
 }
 
+/**
+ * Thread snapshots and group-actor facts a move event carries (`payload.turn`, ADR-0024) that name the person: a
+ * standalone `thread.updated`/`thread.idle`/`group.actor.updated` naming them is erased (above); carried inside a
+ * decision about someone else's message they are cut out of it instead, so the rebuilt rows are those the log of
+ * standalone facts would give, and the decision stays.
+ */
+const STRIP_CARRIED_SQL = `
+  WITH carriers AS (
+    SELECT id, envelope->'payload'->'turn' AS t FROM event_log
+    WHERE kind IN ('decision.made', 'event.transitioned') AND envelope->'payload' ? 'turn'
+      AND (envelope->'payload'->'turn'->'actor'->>'lastPartnerId' = $1
+        OR EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(envelope->'payload'->'turn'->'threads', '[]'))
+                     AS x(s) WHERE x.s->'participants' ? $1)
+        OR EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(envelope->'payload'->'turn'->'threadsIdle', '[]'))
+                     AS x(s) WHERE x.s->'participants' ? $1))),
+  updated AS (UPDATE event_log e SET envelope = jsonb_set(e.envelope, '{payload,turn}',
+    (c.t - 'actor' - 'threads' - 'threadsIdle')
+    || CASE WHEN c.t->'actor' IS NULL OR c.t->'actor'->>'lastPartnerId' = $1 THEN '{}'::jsonb
+            ELSE jsonb_build_object('actor', c.t->'actor') END
+    || jsonb_build_object('threads', COALESCE((
+         SELECT jsonb_agg(x.s ORDER BY x.i) FROM jsonb_array_elements(COALESCE(c.t->'threads', '[]'))
+           WITH ORDINALITY AS x(s, i) WHERE NOT (x.s->'participants' ? $1)), '[]'))
+    || jsonb_build_object('threadsIdle', COALESCE((
+         SELECT jsonb_agg(x.s ORDER BY x.i) FROM jsonb_array_elements(COALESCE(c.t->'threadsIdle', '[]'))
+           WITH ORDINALITY AS x(s, i) WHERE NOT (x.s->'participants' ? $1)), '[]')))
+  FROM carriers c WHERE e.id = c.id RETURNING e.id)
+  SELECT count(*)::int AS n FROM updated`;
+
 const REBUILD_BATCH = 5000;
 
 export async function eraseEvents(dataSource: DataSource, criteria: ErasureCriteria): Promise<ErasureReport> {
@@ -74,7 +102,9 @@ export async function eraseEvents(dataSource: DataSource, criteria: ErasureCrite
     const found = await db.query<{ id: string; partition: number; entry_id: string }[]>(sql, params);
     const events = found.map((r) => ({ id: r.id, partition: Number(r.partition), entryId: r.entry_id }));
     const rows: ErasureReport['rows'] = {};
-    if (events.length === 0) return { events, rows };
+    const stripped =
+      criteria.kind === 'user' ? (await db.query<[{ n: number }]>(STRIP_CARRIED_SQL, [criteria.userId]))[0].n : 0;
+    if (events.length === 0 && stripped === 0) return { events, rows };
     await db.query('DELETE FROM event_log WHERE id = ANY($1::text[])', [events.map((e) => e.id)]);
     for (const table of tables) {
       const [{ n }] = await db.query<[{ n: number }]>(`SELECT count(*)::int AS n FROM ${quoteIdent(table)}`);

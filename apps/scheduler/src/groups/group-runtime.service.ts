@@ -9,8 +9,15 @@ import {
   type EventOf,
   type MessagePayload,
   type StateTransition,
+  type DecisionPayload,
+  type EventTransitionedPayload,
+  type GroupActorUpdatedPayload,
+  type SchedulerTurnFacts,
+  type ThreadIdlePayload,
   type ThreadUpdatedPayload,
+  type TimerCancelledPayload,
   type TimerPurpose,
+  type TimerScheduledPayload,
 } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
 import { Clock, Metrics, QunliConfig } from '@app/platform';
@@ -70,6 +77,14 @@ function threadSnapshot(thread: ThreadState, link: string): ThreadUpdatedPayload
     link,
   };
 }
+
+/** One thread, actor or timer fact of a turn, before it is known whether a move event carries it. */
+type TurnFact =
+  | { kind: typeof EventKind.ThreadIdle; payload: ThreadIdlePayload }
+  | { kind: typeof EventKind.ThreadUpdated; payload: ThreadUpdatedPayload }
+  | { kind: typeof EventKind.GroupActorUpdated; payload: GroupActorUpdatedPayload }
+  | { kind: typeof EventKind.TimerScheduled; payload: TimerScheduledPayload }
+  | { kind: typeof EventKind.TimerCancelled; payload: TimerCancelledPayload };
 
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
   return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
@@ -134,9 +149,12 @@ export class GroupRuntime {
     this.keepRecent(event, ctx);
     const window = () => (recent ??= this.states.recent(ctx, groupId));
     await this.dispatchSide(event, effects, messages, ctx, window);
-    this.publishMoves(event, effects, ctx);
-    this.publishAttention(event, effects, state, now, ctx);
-    this.writeTimers(event, effects, before, now, ctx);
+    // The turn's thread, actor and timer facts ride on its last move event when it has one (ADR-0024).
+    const carrier = this.publishMoves(event, effects, now, ctx);
+    const facts: TurnFact[] = [];
+    this.publishAttention(event, effects, state, now, facts);
+    this.writeTimers(event, effects, before, now, ctx, facts);
+    this.publishFacts(event, facts, carrier, now, ctx);
     for (const effect of effects) {
       if (effect.type === 'control') {
         this.control.stage(
@@ -269,8 +287,16 @@ export class GroupRuntime {
     });
   }
 
-  /** One `decision.made` (or `event.transitioned`) per subject event, with all its moves of this turn. */
-  private publishMoves(event: EventEnvelope, effects: SchedulerEffect[], ctx: StreamContext): void {
+  /**
+   * One `decision.made` (or `event.transitioned`) per subject event, with all its moves of this turn. Returns the
+   * payload of the last one published, which carries the turn's other facts.
+   */
+  private publishMoves(
+    event: EventEnvelope,
+    effects: SchedulerEffect[],
+    now: number,
+    ctx: StreamContext,
+  ): { turn?: SchedulerTurnFacts } | undefined {
     const moves = new Map<string, { transitions: StateTransition[]; decision?: DecisionRecord }>();
     for (const effect of effects) {
       if (effect.type !== 'moved') continue;
@@ -279,7 +305,8 @@ export class GroupRuntime {
       if (effect.decision) entry.decision = effect.decision;
       moves.set(effect.eventId, entry);
     }
-    const createdAt = new Date(this.clock.nowMs());
+    const createdAt = new Date(now);
+    let carrier: { turn?: SchedulerTurnFacts } | undefined;
     for (const [subjectEventId, { transitions, decision }] of moves) {
       const common = {
         groupId: event.groupId,
@@ -294,27 +321,75 @@ export class GroupRuntime {
         const score = decision.features.score;
         if (typeof score === 'number' && Number.isFinite(score))
           this.scores.observe({ decision: decision.outcome }, score);
-        ctx.publish(
-          makeEvent({
-            ...common,
-            kind: EventKind.DecisionMade,
-            payload: {
-              subjectEventId,
-              outcome: decision.outcome,
-              reason: decision.reason,
-              features: decision.features,
-              transitions,
-              ...(decision.episodeId ? { episodeId: decision.episodeId } : {}),
-              ...(decision.threadId !== undefined ? { threadId: decision.threadId } : {}),
-              keywordHits: decision.keywordHits ?? [],
-            },
-          }),
-        );
+        const payload: DecisionPayload = {
+          subjectEventId,
+          outcome: decision.outcome,
+          reason: decision.reason,
+          features: decision.features,
+          transitions,
+          ...(decision.episodeId ? { episodeId: decision.episodeId } : {}),
+          ...(decision.threadId !== undefined ? { threadId: decision.threadId } : {}),
+          keywordHits: decision.keywordHits ?? [],
+        };
+        ctx.publish(makeEvent({ ...common, kind: EventKind.DecisionMade, payload }));
+        carrier = payload;
       } else {
-        ctx.publish(
-          makeEvent({ ...common, kind: EventKind.EventTransitioned, payload: { subjectEventId, transitions } }),
-        );
+        const payload: EventTransitionedPayload = { subjectEventId, transitions };
+        ctx.publish(makeEvent({ ...common, kind: EventKind.EventTransitioned, payload }));
+        carrier = payload;
       }
+    }
+    return carrier;
+  }
+
+  /**
+   * The turn's thread, actor and timer facts: inside the carrier (the turn's last move event), or — a turn that
+   * moved no event (a thread going idle, a cooldown) — as the standalone kinds, in the same order.
+   */
+  private publishFacts(
+    event: EventEnvelope,
+    facts: TurnFact[],
+    carrier: { turn?: SchedulerTurnFacts } | undefined,
+    now: number,
+    ctx: StreamContext,
+  ): void {
+    if (facts.length === 0) return;
+    if (carrier) {
+      const turn: SchedulerTurnFacts = {};
+      for (const fact of facts) {
+        switch (fact.kind) {
+          case EventKind.ThreadIdle:
+            (turn.threadsIdle ??= []).push(fact.payload);
+            break;
+          case EventKind.ThreadUpdated:
+            (turn.threads ??= []).push(fact.payload);
+            break;
+          case EventKind.GroupActorUpdated:
+            turn.actor = fact.payload;
+            break;
+          case EventKind.TimerScheduled:
+            (turn.timersScheduled ??= []).push(fact.payload);
+            break;
+          case EventKind.TimerCancelled:
+            (turn.timersCancelled ??= []).push(fact.payload);
+            break;
+        }
+      }
+      carrier.turn = turn;
+      return;
+    }
+    const common = { groupId: event.groupId, source: 'scheduler', cause: event, createdAt: new Date(now) };
+    for (const fact of facts) {
+      const threadId =
+        fact.kind === EventKind.ThreadIdle || fact.kind === EventKind.ThreadUpdated ? fact.payload.threadId : undefined;
+      ctx.publish(
+        makeEvent({
+          ...common,
+          kind: fact.kind,
+          payload: fact.payload,
+          ...(threadId !== undefined ? { threadId } : {}),
+        }),
+      );
     }
   }
 
@@ -328,10 +403,8 @@ export class GroupRuntime {
     effects: SchedulerEffect[],
     after: GroupState,
     now: number,
-    ctx: StreamContext,
+    facts: TurnFact[],
   ): void {
-    const createdAt = new Date(now);
-    const common = { groupId: event.groupId, source: 'scheduler', cause: event, createdAt };
     const iso = (ms: number) => new Date(ms).toISOString();
     const changed = new Map<string, Extract<SchedulerEffect, { type: 'thread' }>>();
     const idle = new Set<string>();
@@ -342,14 +415,10 @@ export class GroupRuntime {
         changed.set(effect.thread.id, { ...effect, subjectEventId: effect.subjectEventId ?? earlier?.subjectEventId });
       } else if (effect.type === 'threadIdle') {
         idle.add(effect.thread.id);
-        ctx.publish(
-          makeEvent({
-            ...common,
-            kind: EventKind.ThreadIdle,
-            threadId: effect.thread.id,
-            payload: { ...threadSnapshot(effect.thread, 'idle'), idleAt: iso(now) },
-          }),
-        );
+        facts.push({
+          kind: EventKind.ThreadIdle,
+          payload: { ...threadSnapshot(effect.thread, 'idle'), idleAt: iso(now) },
+        });
       } else if (effect.type === 'actor' && effect.reason !== undefined) {
         actorReason = effect.reason;
       }
@@ -358,30 +427,27 @@ export class GroupRuntime {
       if (idle.has(threadId) && !after.threads[threadId]) continue;
       const payload = threadSnapshot(effect.thread, effect.link);
       if (effect.subjectEventId !== undefined) payload.subjectEventId = effect.subjectEventId;
-      ctx.publish(makeEvent({ ...common, kind: EventKind.ThreadUpdated, threadId, payload }));
+      facts.push({ kind: EventKind.ThreadUpdated, payload });
     }
     if (actorReason !== undefined) {
       const talk = this.attention.talk?.(event.groupId) ?? DEFAULT_TALK;
       const actor = after.actor;
       const inFlight = Object.values(after.episodes).filter((e) => e.lane === 'ambient' && e.status !== 'replied');
-      ctx.publish(
-        makeEvent({
-          ...common,
-          kind: EventKind.GroupActorUpdated,
-          payload: {
-            // Product time orders the actor's snapshots even when an idle group's state was dropped and rebuilt.
-            version: Math.max(1, now),
-            ...(actor.lastBotReplyAt !== undefined ? { lastBotReplyAt: iso(actor.lastBotReplyAt) } : {}),
-            ...(actor.lastPartnerId !== undefined ? { lastPartnerId: actor.lastPartnerId } : {}),
-            repliesInWindow: repliesInWindow(actor, now, talk) + inFlight.length,
-            budget: talk.budget,
-            ...(actor.cooldownUntil !== undefined ? { cooldownUntil: iso(actor.cooldownUntil) } : {}),
-            activeThreads: Object.keys(after.threads).slice(0, 32),
-            activeEvents: Object.keys(after.events).length,
-            reason: actorReason.slice(0, 200),
-          },
-        }),
-      );
+      facts.push({
+        kind: EventKind.GroupActorUpdated,
+        payload: {
+          // Product time orders the actor's snapshots even when an idle group's state was dropped and rebuilt.
+          version: Math.max(1, now),
+          ...(actor.lastBotReplyAt !== undefined ? { lastBotReplyAt: iso(actor.lastBotReplyAt) } : {}),
+          ...(actor.lastPartnerId !== undefined ? { lastPartnerId: actor.lastPartnerId } : {}),
+          repliesInWindow: repliesInWindow(actor, now, talk) + inFlight.length,
+          budget: talk.budget,
+          ...(actor.cooldownUntil !== undefined ? { cooldownUntil: iso(actor.cooldownUntil) } : {}),
+          activeThreads: Object.keys(after.threads).slice(0, 32),
+          activeEvents: Object.keys(after.events).length,
+          reason: actorReason.slice(0, 200),
+        },
+      });
     }
   }
 
@@ -392,6 +458,7 @@ export class GroupRuntime {
     before: GroupState,
     now: number,
     ctx: StreamContext,
+    facts: TurnFact[],
   ): void {
     const last = new Map<string, { set?: TimerSpec; cancel?: { purpose: TimerPurpose; reason: string } }>();
     for (const effect of effects) {
@@ -400,38 +467,25 @@ export class GroupRuntime {
         last.set(effect.timerId, { cancel: { purpose: effect.purpose, reason: effect.reason } });
       }
     }
-    const createdAt = new Date(now);
     for (const [timerId, op] of last) {
       if (op.set) {
         this.timers.stageSet(ctx, event.groupId, op.set, now);
-        ctx.publish(
-          makeEvent({
-            kind: EventKind.TimerScheduled,
-            groupId: event.groupId,
-            source: 'scheduler',
-            cause: event,
-            createdAt,
-            payload: {
-              timerId,
-              purpose: op.set.purpose,
-              dueAt: new Date(op.set.dueAt).toISOString(),
-              ...(op.set.subjectEventId !== undefined ? { subjectEventId: op.set.subjectEventId } : {}),
-              ...(op.set.episodeId !== undefined ? { episodeId: op.set.episodeId } : {}),
-            },
-          }),
-        );
+        facts.push({
+          kind: EventKind.TimerScheduled,
+          payload: {
+            timerId,
+            purpose: op.set.purpose,
+            dueAt: new Date(op.set.dueAt).toISOString(),
+            ...(op.set.subjectEventId !== undefined ? { subjectEventId: op.set.subjectEventId } : {}),
+            ...(op.set.episodeId !== undefined ? { episodeId: op.set.episodeId } : {}),
+          },
+        });
       } else if (op.cancel && before.timers[timerId]) {
         this.timers.stageCancel(ctx, timerId);
-        ctx.publish(
-          makeEvent({
-            kind: EventKind.TimerCancelled,
-            groupId: event.groupId,
-            source: 'scheduler',
-            cause: event,
-            createdAt,
-            payload: { timerId, purpose: op.cancel.purpose, reason: op.cancel.reason },
-          }),
-        );
+        facts.push({
+          kind: EventKind.TimerCancelled,
+          payload: { timerId, purpose: op.cancel.purpose, reason: op.cancel.reason },
+        });
       }
     }
   }

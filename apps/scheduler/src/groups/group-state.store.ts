@@ -9,6 +9,12 @@ import { initialState, type GroupState } from '../decisions/group-state.js';
 export const RECENT_KEPT = 20;
 export const CONTEXT_SIZE = 12;
 
+/**
+ * Group states kept parsed in memory, across all owned partitions (least recently handled dropped first). A state
+ * carries its live threads with their recent tokens, so this bounds the cache at a few tens of MB.
+ */
+export const STATES_CACHED = 2048;
+
 /** A group whose state holds nothing live keeps it this long (real seconds), for late commands of ended episodes. */
 const IDLE_STATE_TTL_SECONDS = 6 * 3600;
 
@@ -48,6 +54,14 @@ export class GroupStateStore implements PartitionTask {
    * the partition's ownership changes. It spares the GET for the many groups that only chat.
    */
   private readonly empty = new Map<number, Set<string>>();
+  /**
+   * The committed state of recently handled groups of owned partitions, by `partition␀groupId`, so the next event of
+   * a busy group skips the GET and the JSON parse of its whole state. The same ownership argument as `empty`
+   * holds: while this process holds the lease nobody else writes the key, and the entries of a partition go when
+   * its ownership changes. `load` takes an entry out; only a commit that applied puts the new state back, so a
+   * handler that failed (or whose commit turned out a duplicate) leaves the next event to read Redis.
+   */
+  private readonly cached = new Map<string, GroupState>();
 
   constructor(@Inject(REDIS) private readonly redis: Redis) {}
 
@@ -58,11 +72,19 @@ export class GroupStateStore implements PartitionTask {
 
   stop(partition: number): Promise<void> {
     this.empty.delete(partition);
+    const prefix = `${partition}\u0000`;
+    for (const key of this.cached.keys()) if (key.startsWith(prefix)) this.cached.delete(key);
     return Promise.resolve();
   }
 
   async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
     if (this.empty.get(ctx.partition)?.has(groupId)) return initialState();
+    const key = `${ctx.partition}\u0000${groupId}`;
+    const cached = this.cached.get(key);
+    if (cached) {
+      this.cached.delete(key);
+      return cached;
+    }
     const raw = await this.redis.get(ctx.keys.groupState(ctx.partition, groupId));
     return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as Partial<GroupState>) };
   }
@@ -80,6 +102,16 @@ export class GroupStateStore implements PartitionTask {
     empty?.delete(groupId);
     if (isIdle(state)) ctx.stage('SET', [key], JSON.stringify(state), 'EX', IDLE_STATE_TTL_SECONDS);
     else ctx.stage('SET', [key], JSON.stringify(state));
+    // Only while the partition is owned (`start` ran): `empty` exists exactly then.
+    if (empty) ctx.afterCommit(() => this.keep(ctx, groupId, state));
+  }
+
+  private keep(ctx: StreamContext, groupId: string, state: GroupState): void {
+    if (ctx.applied !== true || !this.empty.has(ctx.partition)) return;
+    const key = `${ctx.partition}\u0000${groupId}`;
+    this.cached.delete(key);
+    this.cached.set(key, state);
+    if (this.cached.size > STATES_CACHED) this.cached.delete(this.cached.keys().next().value!);
   }
 
   async heldMessages(ctx: StreamContext, ids: string[]): Promise<Map<string, EventEnvelope<MessagePayload>>> {

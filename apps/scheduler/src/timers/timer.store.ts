@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, type EventEnvelope, type TimerPurpose } from '@app/contracts';
-import type { StreamContext } from '@app/event-bus';
+import { checkedEnvelopeErrors, SEAL_FIELD, sealEnvelope, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
 
@@ -27,22 +27,34 @@ export interface DueTimer {
 /**
  * Fires due timers: for each, only if its score is still what the poller saw (not moved, not cancelled, not fired
  * by a previous owner), remove it and append its `timer.fired` to the partition stream — in one script, so a timer
- * fires exactly once whoever runs it. KEYS: timers, timer data, stream. ARGV: (timerId, score, envelope JSON)…
+ * fires exactly once whoever runs it. KEYS: timers, timer data, stream. ARGV: (timerId, score, envelope JSON,
+ * seal)… — the seal (ADR 0022) spares every reader class-validator; an empty one stores the entry unsealed.
  */
 const FIRE = `
 local fired = 0
-for i = 1, #ARGV, 3 do
-  local id, score, json = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for i = 1, #ARGV, 4 do
+  local id, score, json, seal = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local current = redis.call('ZSCORE', KEYS[1], id)
   if current and current == score then
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
-    redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json)
+    if seal == '' then
+      redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json)
+    else
+      redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json, '${SEAL_FIELD}', seal)
+    end
     fired = fired + 1
   end
 end
 return fired
 `;
+
+/** The firing event serialised once and, when it passes the write check, sealed like every bus writer's. */
+function firedArguments(event: EventEnvelope): [string, string] {
+  if (checkedEnvelopeErrors(event).length > 0) return [JSON.stringify(event), ''];
+  const sealed = sealEnvelope(event);
+  return [sealed.json, sealed.seal];
+}
 
 /**
  * The scheduler's durable timers: per partition, a sorted set of due times (product ms) and a hash of what each
@@ -93,7 +105,7 @@ export class TimerStore {
   /** Fire these timers (see `FIRE`); resolves to how many fired here. */
   async fire(partition: number, timers: { due: DueTimer; event: EventEnvelope }[]): Promise<number> {
     if (timers.length === 0) return 0;
-    const args = timers.flatMap(({ due, event }) => [due.timerId, due.score, JSON.stringify(event)]);
+    const args = timers.flatMap(({ due, event }) => [due.timerId, due.score, ...firedArguments(event)]);
     return (this.redis as unknown as { qunliFireTimers(...a: (string | number)[]): Promise<number> }).qunliFireTimers(
       this.keys.timers(partition),
       this.keys.timerData(partition),

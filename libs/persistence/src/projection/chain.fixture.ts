@@ -331,3 +331,70 @@ function attentionFacts(groupId: string, subject: string, at: (offsetMs: number)
     }),
   ];
 }
+
+const CARRIED_KINDS: ReadonlySet<string> = new Set([
+  EventKind.ThreadIdle,
+  EventKind.ThreadUpdated,
+  EventKind.GroupActorUpdated,
+  EventKind.TimerScheduled,
+  EventKind.TimerCancelled,
+]);
+
+/**
+ * A log of standalone scheduler facts rewritten the way the scheduler writes it since ADR-0024: every
+ * `thread.idle`/`thread.updated`/`group.actor.updated`/`timer.scheduled`/`timer.cancelled` rides in `payload.turn`
+ * of the last move event (`decision.made`/`event.transitioned`) of its group before it; a fact with no such event
+ * stays standalone. `standalone` is the same log in the older shape with each fact right after its carrier and at
+ * the carrier's time (one turn, one clock) — what the two shapes must fold to alike.
+ */
+export function carryFacts(events: readonly EventEnvelope[]): {
+  carried: EventEnvelope[];
+  standalone: EventEnvelope[];
+} {
+  interface Slot {
+    carrier: EventEnvelope;
+    turn: Record<string, unknown>;
+    facts: EventEnvelope[];
+  }
+  const lastMove = new Map<string | null, Slot>();
+  const order: (EventEnvelope | Slot)[] = [];
+  for (const event of events) {
+    if (event.kind === EventKind.DecisionMade || event.kind === EventKind.EventTransitioned) {
+      const slot: Slot = { carrier: event, turn: {}, facts: [] };
+      lastMove.set(event.groupId, slot);
+      order.push(slot);
+      continue;
+    }
+    const slot = CARRIED_KINDS.has(event.kind) ? lastMove.get(event.groupId) : undefined;
+    if (!slot) {
+      order.push(event);
+      continue;
+    }
+    const field = {
+      [EventKind.ThreadIdle]: 'threadsIdle',
+      [EventKind.ThreadUpdated]: 'threads',
+      [EventKind.GroupActorUpdated]: 'actor',
+      [EventKind.TimerScheduled]: 'timersScheduled',
+      [EventKind.TimerCancelled]: 'timersCancelled',
+    }[event.kind as string]!;
+    if (field === 'actor') slot.turn.actor = event.payload;
+    else ((slot.turn[field] as unknown[] | undefined) ?? (slot.turn[field] = [])).push(event.payload);
+    slot.facts.push({ ...event, createdAt: slot.carrier.createdAt });
+  }
+  const carried: EventEnvelope[] = [];
+  const standalone: EventEnvelope[] = [];
+  const kindOrder = [...CARRIED_KINDS];
+  for (const item of order) {
+    if (!('carrier' in item)) {
+      carried.push(item);
+      standalone.push(item);
+      continue;
+    }
+    const turn = Object.keys(item.turn).length > 0 ? { turn: item.turn } : {};
+    carried.push({ ...item.carrier, payload: { ...(item.carrier.payload as object), ...turn } });
+    standalone.push(item.carrier);
+    // The order the scheduler published standalone facts in: idle threads, updated threads, actor, timers.
+    standalone.push(...[...item.facts].sort((a, b) => kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind)));
+  }
+  return { carried, standalone };
+}

@@ -1,5 +1,5 @@
-import { EventKind, makeEvent, type EventEnvelope } from '@app/contracts';
-import { chain, SELF_ID } from './chain.fixture.js';
+import { envelopeErrors, EventKind, makeEvent, unfoldTurn, type EventEnvelope } from '@app/contracts';
+import { carryFacts, chain, schedulerChain, SELF_ID } from './chain.fixture.js';
 import {
   foldEvents,
   mergeRow,
@@ -312,5 +312,56 @@ describe('a waiting episode in the fold', () => {
     });
     const late = logged([step(1, 31_000), waiting, started!]);
     expect(rows(foldEvents(late, contextFor(late)), 'episodes')[0]).toMatchObject({ state: 'thinking' });
+  });
+});
+
+describe('facts a move event carries (ADR-0024)', () => {
+  // A debounce timer set and moved while the decision is made, the rest after the reply's transition.
+  const c = chain('30011');
+  const sc = schedulerChain('30011');
+  const log = [c.events[0]!, c.events[1]!, sc[0]!, sc[1]!, sc[2]!, ...c.events.slice(2), ...sc.slice(3), ...c.extra];
+  const { carried, standalone } = carryFacts(log);
+
+  it('are valid envelopes, and fewer of them', () => {
+    for (const event of carried)
+      expect({ id: event.id, errors: envelopeErrors(event) }).toEqual({ id: event.id, errors: [] });
+    expect(carried.length).toBeLessThan(standalone.length);
+    expect(carried.filter((e) => e.kind === EventKind.TimerScheduled || e.kind === EventKind.ThreadUpdated)).toEqual(
+      [],
+    );
+    expect(carried.filter((e) => (e.payload as { turn?: unknown }).turn !== undefined).map((e) => e.kind)).toEqual([
+      EventKind.DecisionMade,
+      EventKind.EventTransitioned,
+    ]);
+  });
+
+  it('fold into exactly the rows the same facts as standalone events give', () => {
+    const a = logged(carried);
+    const b = logged(standalone);
+    const folded = table(foldEvents(a, contextFor(a)));
+    expect(folded).toEqual(table(foldEvents(b, contextFor(b))));
+    expect(folded.timers).toHaveLength(2);
+    expect(folded.threads).toEqual([expect.objectContaining({ version: 2, botJoined: true })]);
+    expect(folded.groupActors).toEqual([expect.objectContaining({ lastPartnerId: '40002', budget: 3 })]);
+  });
+
+  it('give the same tables whatever the batch boundaries', () => {
+    const all = logged(carried);
+    const whole = table(foldEvents(all, contextFor(all)));
+    for (let split = 1; split < all.length; split++) {
+      const merged = applyOver(
+        foldEvents(all.slice(0, split), contextFor(all.slice(0, split))),
+        foldEvents(all.slice(split), contextFor(all)),
+      );
+      expect({ split, tables: table(merged) }).toEqual({ split, tables: whole });
+    }
+  });
+
+  it('unfold into nothing on any other event, or a move event without them', () => {
+    expect(unfoldTurn(c.events[0]!)).toEqual([]);
+    expect(unfoldTurn(c.events[1]!)).toEqual([]);
+    const facts = unfoldTurn(carried[1]!);
+    expect(facts.map((f) => f.kind)).toEqual([EventKind.TimerScheduled, EventKind.TimerScheduled]);
+    expect(facts.every((f) => f.createdAt === carried[1]!.createdAt && f.groupId === '30011')).toBe(true);
   });
 });

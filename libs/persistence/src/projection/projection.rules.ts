@@ -5,6 +5,7 @@ import {
   type EventState,
   type MessageSegment,
   type StateTransition,
+  unfoldTurn,
 } from '@app/contracts';
 import { foldAttentionEvent, type AttentionPatches } from './attention-projection.rules.js';
 import type { GroupActorRow, ThreadRow } from './attention.rows.js';
@@ -547,6 +548,15 @@ function addTransitions(
   }
 }
 
+/**
+ * The thread, actor and timer facts a move event carries (ADR-0024), folded as the standalone events they stand
+ * for, at the carrier's place in the log: the same rows a log of standalone `thread.updated`/`timer.scheduled`…
+ * events gives.
+ */
+function foldTurn(projection: Projection, logged: LoggedEvent, context: FoldContext): void {
+  for (const fact of unfoldTurn(logged.event)) foldOne(projection, { seq: logged.seq, event: fact }, context);
+}
+
 function foldOne(projection: Projection, logged: LoggedEvent, context: FoldContext): void {
   const event = logged.event;
   const at = new Date(event.createdAt);
@@ -595,6 +605,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
       });
       addTransitions(projection, p.subjectEventId, p.transitions, at);
       foldDecisionHits(event as EventOf<typeof kind>, keywordPatches(projection));
+      foldTurn(projection, logged, context);
       return;
     }
     case EventKind.EventTransitioned: {
@@ -609,6 +620,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         updatedAt: at,
       });
       addTransitions(projection, p.subjectEventId, p.transitions, at);
+      foldTurn(projection, logged, context);
       return;
     }
     case EventKind.EpisodeStarted: {
