@@ -302,18 +302,22 @@ describe('episodes against the chat completions double', () => {
     const job = h.startJob(trigger);
     await h.enqueue(job);
     await until(() => replyerRequests().length === 1);
-    const late = await h.message('小满 那下雨呢', {
-      direct: true,
-      sender: { userId: '20002', displayName: '阿强', nickname: '阿强' },
-    });
+    const qiang = { userId: '20002', displayName: '阿强', nickname: '阿强' };
+    const late = await h.message('小满 那下雨呢', { direct: true, sender: qiang });
+    const later = await h.message('我没带伞', { sender: qiang });
     h.double.push(
       call('reply', { msg_id: late.payload.messageId, intent: '下雨就逛商场' }, '回阿强'),
       forReplyer({ kind: 'content', content: '下雨就去逛商场' }),
     );
     await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 2, eventIds: [late.id] });
+    await h.control({ episodeId: job.episodeId, command: 'interrupt', seq: 3, eventIds: [late.id, later.id] });
     expect(await h.finished(job)).toMatchObject({ outcome: 'replied', steps: 2 });
+    // The turn is the first of the messages that came meanwhile; the reply takes in the sender's next ones too.
     const second = promptText(plannerRequests()[1]!.body);
     expect(second).toContain(`这次轮到你处理的是 [msg_id]${late.payload.messageId} 这条消息`);
+    const current = promptText(replyerRequests()[1]!.body).split('【当前消息】')[1] ?? '';
+    expect(current).toContain('那下雨呢');
+    expect(current).toContain('我没带伞');
     const sends = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
     expect(sends.map((p) => p.text)).toEqual(['去爬山吧', '下雨就去逛商场']);
   });

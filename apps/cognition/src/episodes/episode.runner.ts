@@ -1219,9 +1219,10 @@ export class EpisodeRunner {
       const merged = mergeMessages(state, lines);
       state = merged.state;
       if (merged.added.length > 0) {
-        const newest = merged.added[merged.added.length - 1]!;
+        // The oldest of them is the turn: the replyer answers it with the sender's messages after it.
+        const first = merged.added.find((line) => !line.fromSelf) ?? merged.added[0]!;
         const note = afterReply
-          ? afterReplyNote(merged.added.length, newest.messageId)
+          ? afterReplyNote(merged.added.length, first.messageId)
           : interruptNote(merged.added.length);
         state = { ...state, history: [...state.history, { kind: 'perception', text: note }] };
         for (const line of merged.added) {
