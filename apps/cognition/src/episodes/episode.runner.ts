@@ -683,6 +683,7 @@ export class EpisodeRunner {
     const targetPayload = this.payloadOf(run, target);
     const fragments =
       target.messageId === run.state.trigger.payload.messageId ? (run.job.fragments ?? []).map((f) => f.payload) : [];
+    const followUps = followUpsOf(run.state, target);
     const written = await this.replyer.write({
       episodeId: run.state.episodeId,
       groupId: run.state.groupId,
@@ -691,7 +692,7 @@ export class EpisodeRunner {
       selfId: run.state.trigger.payload.selfId,
       target: targetPayload,
       fragments,
-      followUps: followUpsOf(run.state, target).map((line) => this.payloadOf(run, line)),
+      followUps: followUps.map((line) => this.payloadOf(run, line)),
       context: backgroundOf(run.state, target),
       sections: run.sections,
       replyArgs: {
@@ -793,7 +794,7 @@ export class EpisodeRunner {
     const covered = [
       target.eventId,
       ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
-      ...followUpsOf(run.state, target).map((line) => line.eventId),
+      ...followUps.map((line) => line.eventId),
     ];
     const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-256);
     const next = {
