@@ -21,6 +21,17 @@ export const BENCH_TOKEN = 'bench-token';
 export const BENCH_SECRET = 'bench-secret';
 export const BENCH_SELF_ID = '10001';
 
+/** `QUNLI_*` settings of the bench's environment, but for the ones the bench sets for each run itself. */
+function callerSettings(): Record<string, string> {
+  const own = new Set(['QUNLI_REDIS_PREFIX', 'QUNLI_INSTANCE_ID', 'QUNLI_HTTP_HOST']);
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        entry[0].startsWith('QUNLI_') && !own.has(entry[0]) && entry[1] !== undefined,
+    ),
+  );
+}
+
 /**
  * A throwaway deployment for one benchmark run: its own database (cloned from the migrated template), its own
  * Redis key prefix, and the chosen apps as real processes.
@@ -82,6 +93,9 @@ export class BenchStack {
     await this.sql.connect();
     this.redis = createRedis(this.redisUrl, 'qunli-bench', { maxRetriesPerRequest: 3, enableAutoPipelining: false });
     const common: Record<string, string> = {
+      // The caller's own settings reach the apps, so one setting can be compared in otherwise equal runs
+      // (`QUNLI_PROJECTOR=inline npm run bench -- ingest`); the bench's and the scenario's own keys win.
+      ...callerSettings(),
       REDIS_URL: this.redisUrl,
       DATABASE_URL: this.db.url,
       QUNLI_REDIS_PREFIX: this.prefix,

@@ -75,7 +75,7 @@ async function startScheduler(instance: string): Promise<INestApplication> {
     QUNLI_DISPATCH_MAX_AMBIENT: 6,
     QUNLI_DISPATCH_GROUP_MAX_RUNNING: 2,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] })
+  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule.forRoot('inline')] })
     .overrideProvider(QunliConfig)
     .useValue(config)
     .overrideProvider(ATTENTION_POLICY)

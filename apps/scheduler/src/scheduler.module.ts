@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { QueueName } from '@app/contracts';
 import { EventBusModule } from '@app/event-bus';
 import { PersistenceModule, ProjectorModule } from '@app/persistence';
@@ -19,18 +19,21 @@ import { emptyKeywordLookup, KEYWORD_LOOKUP, type KeywordLookup } from './keywor
 import { TimerStore } from './timers/timer.store.js';
 import { TimerWheel } from './timers/timer-wheel.js';
 import { KeywordsModule } from './keywords/keywords.module.js';
+import { ProjectorThread } from './projection/projector-thread.js';
+
+export type ProjectorPlacement = 'thread' | 'inline';
 
 /**
  * The fast plane: the decider of every group event (event state machine, debounce, preemption), durable timers,
- * the fair dispatcher and episode control. It also runs the projector, which keeps Postgres current from the log
- * (one consumer group with its own checkpoints).
+ * the fair dispatcher and episode control. It also hosts the projector, which keeps Postgres current from the log
+ * (one consumer group with its own checkpoints): in a worker thread of its own (`QUNLI_PROJECTOR=thread`, the
+ * default, ADR-0025) or on the main thread (`inline`).
  */
 @Module({
   imports: [
     PlatformModule.forApp('scheduler'),
     PersistenceModule.forRoot(),
     EventBusModule.forRoot(),
-    ProjectorModule,
     QueuesModule.forRoot(QueueName.Episodes),
     PersonaModule,
     KeywordsModule,
@@ -56,4 +59,10 @@ import { KeywordsModule } from './keywords/keywords.module.js';
     EpisodeActedStore,
   ],
 })
-export class SchedulerModule {}
+export class SchedulerModule {
+  static forRoot(projector: ProjectorPlacement): DynamicModule {
+    return projector === 'inline'
+      ? { module: SchedulerModule, imports: [ProjectorModule] }
+      : { module: SchedulerModule, providers: [ProjectorThread] };
+  }
+}

@@ -79,9 +79,17 @@ export class Keyspace {
     return `${this.prefix}:dedup:${this.tag(partition)}:${key}`;
   }
 
-  /** Per-group runtime state owned by the scheduler (GroupActor). */
+  /**
+   * Per-group runtime state owned by the scheduler, as written before ADR-0025 (one JSON string); read once when a
+   * group's state is first loaded after an upgrade, then replaced by `groupStateFields`.
+   */
   groupState(partition: number, groupId: string): string {
     return `${this.prefix}:group:${this.tag(partition)}:${groupId}`;
+  }
+
+  /** Per-group runtime state owned by the scheduler: a hash with one JSON field per live entry (ADR-0025). */
+  groupStateFields(partition: number, groupId: string): string {
+    return `${this.prefix}:gstate:${this.tag(partition)}:${groupId}`;
   }
 
   /** Recent messages of a group, newest first, capped. */

@@ -65,6 +65,9 @@ interface HeldEntry extends LaneItem {
   attempts: number;
 }
 
+/** The commit script as an ioredis command: EVALSHA, with the script's text sent only when Redis lacks it. */
+type CommittingRedis = Redis & { qunliCommit(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+
 type XReadReply = [string, [string, string[] | null][]][] | null;
 
 function describe(error: unknown): string {
@@ -114,6 +117,7 @@ export class PartitionReader {
     this.deadLetters = keys.deadLetters(partition);
     this.inbox = keys.inbox(partition, group);
     this.failures = `${this.inbox}:failures`;
+    if (!('qunliCommit' in redis)) redis.defineCommand('qunliCommit', { lua: COMMIT_SCRIPT });
     this.lanes = new GroupLanes<HeldEntry>({
       concurrency: settings.concurrency,
       urgentReserve: settings.urgentReserve,
@@ -414,7 +418,7 @@ export class PartitionReader {
       events: here,
       commands: ctx.staged,
     });
-    ctx.applied = Number(await this.redis.eval(COMMIT_SCRIPT, keys.length, ...keys, ...argv)) === 1;
+    ctx.applied = Number(await (this.redis as CommittingRedis).qunliCommit(keys.length, ...keys, ...argv)) === 1;
     for (const published of ctx.published) this.metrics.published(published);
   }
 

@@ -251,6 +251,13 @@ export class QunliConfig {
   @Max(1_000_000)
   QUNLI_INGRESS_DEAD_LETTERS = 10_000;
 
+  /**
+   * Where the scheduler runs the projector: in a worker thread of its own (on another core) or on its main thread.
+   * Either way it is one consumer group with checkpoints; `inline` suits tests that build the module in-process.
+   */
+  @IsIn(['thread', 'inline'])
+  QUNLI_PROJECTOR: 'thread' | 'inline' = 'thread';
+
   /** How outbound reaches the implementation: auto (HTTP API, else forward WS, else the reverse WS via ingress). */
   @IsIn(['auto', 'http', 'ws_forward', 'ws_reverse'])
   QUNLI_SEND_TRANSPORT: 'auto' | 'http' | 'ws_forward' | 'ws_reverse' = 'auto';

@@ -90,7 +90,7 @@ beforeAll(async () => {
     QUNLI_DEBOUNCE_QUIET_MS: 2000,
     QUNLI_TIMER_POLL_MS: 50,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule] })
+  const moduleRef = await Test.createTestingModule({ imports: [SchedulerModule.forRoot('inline')] })
     .overrideProvider(QunliConfig)
     .useValue(config)
     .compile();

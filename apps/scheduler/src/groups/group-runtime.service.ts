@@ -134,7 +134,8 @@ export class GroupRuntime {
     if (event.kind === EventKind.KeywordLexiconVersioned) {
       await this.keywords?.catchUp?.((event as EventOf<'keyword.lexicon.versioned'>).payload);
     }
-    const before = await this.acted.learn(ctx, await this.states.load(ctx, groupId));
+    const committed = await this.states.load(ctx, groupId);
+    const before = await this.acted.learn(ctx, committed);
     const now = this.clock.nowMs();
     const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before, this.settings.threads, now));
     if (isMessage(event)) messages.set(event.id, event);
@@ -174,7 +175,7 @@ export class GroupRuntime {
       }
     }
     this.holdMessages(before, state, effects, messages, ctx);
-    this.states.stageSave(ctx, groupId, state, isEmpty(before));
+    this.states.stageSave(ctx, groupId, committed, state, isEmpty(committed));
     if (effects.some((e) => e.type === 'episodeOffered' || e.type === 'released' || e.type === 'withdrawn')) {
       ctx.afterCommit(async () => {
         this.dispatcher.kick();

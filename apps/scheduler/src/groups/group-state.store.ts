@@ -41,29 +41,103 @@ function isIdle(state: GroupState): boolean {
   );
 }
 
+/** The maps of a group state and the prefix of their entries' hash fields. */
+const MAPS = [
+  ['events', 'e:'],
+  ['batches', 'b:'],
+  ['snoozed', 's:'],
+  ['episodes', 'p:'],
+  ['timers', 't:'],
+  ['threads', 'h:'],
+] as const satisfies readonly (readonly [keyof GroupState, string])[];
+type MapName = (typeof MAPS)[number][0];
+const MAP_OF_PREFIX = new Map<string, MapName>(MAPS.map(([name, prefix]) => [prefix, name]));
+
+/** Reads the state hash, or — a group untouched since before ADR-0025 — the old JSON string, in one round trip. */
+const LOAD = `
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields > 0 then return fields end
+local legacy = redis.call('GET', KEYS[2])
+if legacy then return { '=legacy', legacy } end
+return fields
+`;
+
+/** A state's hash fields, every one of them (a group written for the first time, or converted from the old key). */
+function allFields(state: GroupState): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (const [name, prefix] of MAPS) {
+    for (const [id, entry] of Object.entries(state[name] ?? {})) out.push(prefix + id, JSON.stringify(entry));
+  }
+  out.push('actor', JSON.stringify(state.actor), 'ended', JSON.stringify(state.ended));
+  return out;
+}
+
 /**
- * The scheduler's per-group state (`Keyspace.groupState`, JSON), the messages it holds until it decides about
- * them (`Keyspace.heldMessages`) and the group's recent-message window (`Keyspace.groupRecent`). Reads happen
- * before a decision; every write is staged in the handler's commit.
+ * What changed between the committed state and the new one, as hash fields to write and to delete. `evolve`
+ * copies only what an effect touches, so an entry that is the same object in both is unchanged and is not written.
+ */
+export function changedFields(before: GroupState, after: GroupState): { set: (string | number)[]; del: string[] } {
+  const set: (string | number)[] = [];
+  const del: string[] = [];
+  for (const [name, prefix] of MAPS) {
+    const was: Record<string, unknown> = before[name] ?? {};
+    const now: Record<string, unknown> = after[name] ?? {};
+    if (was === now) continue;
+    for (const id in now) if (was[id] !== now[id]) set.push(prefix + id, JSON.stringify(now[id]));
+    for (const id in was) if (!(id in now)) del.push(prefix + id);
+  }
+  if (before.actor !== after.actor) set.push('actor', JSON.stringify(after.actor));
+  if (before.ended !== after.ended) set.push('ended', JSON.stringify(after.ended));
+  return { set, del };
+}
+
+function fromFields(fields: string[]): GroupState {
+  const state = initialState();
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const field = fields[i]!;
+    const value = JSON.parse(fields[i + 1]!) as unknown;
+    if (field === 'actor') state.actor = value as GroupState['actor'];
+    else if (field === 'ended') state.ended = value as string[];
+    else {
+      const map = MAP_OF_PREFIX.get(field.slice(0, 2));
+      if (map) (state[map] as Record<string, unknown>)[field.slice(2)] = value;
+    }
+  }
+  return state;
+}
+
+type LoadingRedis = Redis & { qunliLoadGroupState(fields: string, legacy: string): Promise<string[]> };
+
+/**
+ * The scheduler's per-group state (`Keyspace.groupStateFields`: a hash with one JSON field per live event, batch,
+ * snooze, episode, timer and thread, plus the actor and the ended list), the messages it holds until it decides
+ * about them (`Keyspace.heldMessages`) and the group's recent-message window (`Keyspace.groupRecent`). Reads happen
+ * before a decision; every write is staged in the handler's commit, and writes only the fields that changed
+ * (ADR-0025): a busy group's state is a few kB, and writing it whole for every event was most of the bytes the
+ * scheduler sent to Redis.
  */
 @Injectable()
 export class GroupStateStore implements PartitionTask {
   /**
    * Groups of each owned partition known to have no state key. Only this process writes a partition's group state
    * while it holds the lease, so "no key" stays true until its own commit writes one; the set is dropped whenever
-   * the partition's ownership changes. It spares the GET for the many groups that only chat.
+   * the partition's ownership changes. It spares the read for the many groups that only chat.
    */
   private readonly empty = new Map<number, Set<string>>();
   /**
    * The committed state of recently handled groups of owned partitions, by `partition␀groupId`, so the next event of
-   * a busy group skips the GET and the JSON parse of its whole state. The same ownership argument as `empty`
+   * a busy group skips the read and the JSON parse of its whole state. The same ownership argument as `empty`
    * holds: while this process holds the lease nobody else writes the key, and the entries of a partition go when
    * its ownership changes. `load` takes an entry out; only a commit that applied puts the new state back, so a
    * handler that failed (or whose commit turned out a duplicate) leaves the next event to read Redis.
    */
   private readonly cached = new Map<string, GroupState>();
+  /** States loaded from the pre-ADR-0025 key: their save writes every field and drops the old key. */
+  private readonly legacy = new WeakSet<GroupState>();
 
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: Redis) {
+    this.redis.defineCommand('qunliLoadGroupState', { numberOfKeys: 2, lua: LOAD });
+  }
 
   start(partition: number): Promise<void> {
     this.empty.set(partition, new Set());
@@ -77,6 +151,7 @@ export class GroupStateStore implements PartitionTask {
     return Promise.resolve();
   }
 
+  /** The group's committed state. Pass it, unchanged, to `stageSave` as what the new state is written against. */
   async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
     if (this.empty.get(ctx.partition)?.has(groupId)) return initialState();
     const key = `${ctx.partition}\u0000${groupId}`;
@@ -85,14 +160,27 @@ export class GroupStateStore implements PartitionTask {
       this.cached.delete(key);
       return cached;
     }
-    const raw = await this.redis.get(ctx.keys.groupState(ctx.partition, groupId));
-    return raw === null ? initialState() : { ...initialState(), ...(JSON.parse(raw) as Partial<GroupState>) };
+    const fields = await (this.redis as LoadingRedis).qunliLoadGroupState(
+      ctx.keys.groupStateFields(ctx.partition, groupId),
+      ctx.keys.groupState(ctx.partition, groupId),
+    );
+    if (fields[0] === '=legacy') {
+      const state = { ...initialState(), ...(JSON.parse(fields[1]!) as Partial<GroupState>) };
+      this.legacy.add(state);
+      return state;
+    }
+    return fromFields(fields);
   }
 
-  /** Stage the state write; `wasEmpty` when the group had no state key before this event. */
-  stageSave(ctx: StreamContext, groupId: string, state: GroupState, wasEmpty: boolean): void {
-    const key = ctx.keys.groupState(ctx.partition, groupId);
+  /**
+   * Stage the state write: the fields that differ from `committed` (what `load` returned). `wasEmpty` when the group
+   * had no state before this event.
+   */
+  stageSave(ctx: StreamContext, groupId: string, committed: GroupState, state: GroupState, wasEmpty: boolean): void {
+    const key = ctx.keys.groupStateFields(ctx.partition, groupId);
     const empty = this.empty.get(ctx.partition);
+    const legacy = this.legacy.has(committed);
+    if (legacy) ctx.stage('DEL', [ctx.keys.groupState(ctx.partition, groupId)]);
     if (isIdle(state) && state.ended.length === 0) {
       if (!wasEmpty) ctx.stage('DEL', [key]);
       // Known empty only once the commit that empties it has happened.
@@ -100,8 +188,17 @@ export class GroupStateStore implements PartitionTask {
       return;
     }
     empty?.delete(groupId);
-    if (isIdle(state)) ctx.stage('SET', [key], JSON.stringify(state), 'EX', IDLE_STATE_TTL_SECONDS);
-    else ctx.stage('SET', [key], JSON.stringify(state));
+    if (legacy || wasEmpty) {
+      if (!wasEmpty) ctx.stage('DEL', [key]);
+      ctx.stage('HSET', [key], ...allFields(state));
+    } else {
+      const { set, del } = changedFields(committed, state);
+      if (del.length > 0) ctx.stage('HDEL', [key], ...del);
+      if (set.length > 0) ctx.stage('HSET', [key], ...set);
+    }
+    // An idle group's state expires (late commands of ended episodes still find it for a while); a live one never.
+    if (isIdle(state)) ctx.stage('EXPIRE', [key], IDLE_STATE_TTL_SECONDS);
+    else if (isIdle(committed) && !wasEmpty && !legacy) ctx.stage('PERSIST', [key]);
     // Only while the partition is owned (`start` ran): `empty` exists exactly then.
     if (empty) ctx.afterCommit(() => this.keep(ctx, groupId, state));
   }
