@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   actionIdFor,
+  ANSWERED_EVENT_IDS_MAX,
   EventKind,
   PRIORITY,
   type ContextMessage,
@@ -751,6 +752,12 @@ export class EpisodeRunner {
     }
     const target$ = targetOf(run.state);
     const actionId = actionIdFor(run.state.episodeId, index);
+    const covered = [
+      target.eventId,
+      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
+      ...followUps.map((line) => line.eventId),
+    ];
+    const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-ANSWERED_EVENT_IDS_MAX);
     const send = run.events.event(
       EventKind.ActionSend,
       {
@@ -761,6 +768,8 @@ export class EpisodeRunner {
         text: written.text,
         toUserId: target.userId,
         ...(decision.args.quote ? { quoteMessageId: target.messageId } : {}),
+        // Its message.sent may reach the scheduler before the episode completes: what this reply answers.
+        answeredEventIds: answered,
       },
       PRIORITY.action,
     );
@@ -791,12 +800,6 @@ export class EpisodeRunner {
       self,
     ];
     run.actionIds.push(actionId);
-    const covered = [
-      target.eventId,
-      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
-      ...followUps.map((line) => line.eventId),
-    ];
-    const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-256);
     const next = {
       ...run.state,
       step: index + 1,
@@ -858,6 +861,8 @@ export class EpisodeRunner {
         ...targetOf(run.state),
         text: `[表情：${sticker.description}]`,
         segments,
+        // A sticker answers no message of its own; the list says so (absent would mean "all of them").
+        answeredEventIds: run.state.answered ?? [],
       },
       PRIORITY.action,
     );
@@ -1302,6 +1307,9 @@ export class EpisodeRunner {
       endedBy: end.cause,
       reason: end.reason.slice(0, 500),
       llmCalls: state.llmCalls,
+      // The scheduler marks only these replied and decides the episode's other events again (an interrupt that
+      // came after the last look at the control record is in none of the replies).
+      ...(end.outcome === 'replied' ? { answeredEventIds: state.answered ?? [] } : {}),
     });
     const acts = events.some((e) => e.kind === EventKind.ActionSend);
     await this.commit(run, state, [...events, completed], { acts, final: true });
