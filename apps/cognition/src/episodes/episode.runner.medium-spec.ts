@@ -291,6 +291,9 @@ describe('episodes against the chat completions double', () => {
     expect(replyer).toContain('我饿了');
     expect(replyer).not.toContain('晚上吃啥');
     expect(promptText(plannerRequests()[0]!.body)).not.toContain('晚上吃啥');
+    // What it left out counts as answered (by its predecessor), so the scheduler does not decide it again.
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed!.answeredEventIds).toEqual([answered.id, trigger.id, open.id]);
   });
 
   it('goes on to a message that came while its reply was written, instead of ending as if it had answered it', async () => {
