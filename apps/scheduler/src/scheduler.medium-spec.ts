@@ -305,6 +305,89 @@ describe('scheduler on real Redis and Postgres', () => {
     expect([job.trigger.id, ...(job.fragments ?? []).map((f) => f.id)]).toEqual([ask.id]);
   });
 
+  it('gives an @ merged into an episode after its last look a job of its own when the replies did not cover it', async () => {
+    const g = '50014';
+    const ask = say(g, 'hana', '推荐本书', { direct: 'at' });
+    await log.append(ask);
+    const episodeId = `ep_${ask.id}`;
+    await until('the episode to start', async () => (await control(g, episodeId))?.latest.command === 'start');
+    const late = say(g, 'hana', '还有电影呢', { direct: 'at' });
+    await log.append(late);
+    await until('the interrupt', async () => (await control(g, episodeId))?.latest.command === 'interrupt');
+    // The episode had looked at its control record for the last time: its reply covers the first @ only.
+    const send = {
+      actionId: `act_${episodeId}_0`,
+      episodeId,
+      triggerEventId: ask.id,
+      targetType: 'group' as const,
+      targetId: g,
+      text: '看《三体》吧',
+      answeredEventIds: [ask.id],
+    };
+    await log.appendAll([
+      cognition(EventKind.ActionSend, g, send),
+      cognition(EventKind.EpisodeCompleted, g, {
+        episodeId,
+        triggerEventId: ask.id,
+        outcome: 'replied',
+        steps: 1,
+        tokensIn: 1,
+        tokensOut: 1,
+        durationMs: 1,
+        answeredEventIds: [ask.id],
+      }),
+    ]);
+    const again = `ep_${late.id}-again1`;
+    const job = await until('the late @ to get its own job', async () => (await queue.getJob(again)) ?? undefined);
+    expect(job.data).toMatchObject({ lane: 'direct', mode: 'start', trigger: { id: late.id }, fragments: [] });
+    const { answeredEventIds: _covered, ...sent } = send;
+    await log.append(
+      makeEvent({
+        kind: EventKind.MessageSent,
+        groupId: g,
+        source: 'outbound',
+        payload: { ...sent, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId: '778' },
+      }),
+    );
+    await until('the first @ replied', async () => (await eventRow(ask.id))?.state === 'replied');
+    const lateDecisions = (await of(g, EventKind.DecisionMade)).filter((d) => d.payload.subjectEventId === late.id);
+    expect(lateDecisions.map((d) => d.payload.reason)).toEqual([
+      `deliberate: merged into ${episodeId} — the sender went on (interrupt 1)`,
+      `deliberate: @了机器人 (forced) (decided again: ${episodeId} replied without covering it)`,
+    ]);
+    expect((await eventRow(late.id))?.state).not.toBe('replied');
+    // Its own episode answers it (and frees its slot).
+    const reply = {
+      ...sent,
+      actionId: `act_${again}_0`,
+      episodeId: again,
+      triggerEventId: late.id,
+      text: '《星际穿越》',
+    };
+    await log.appendAll([
+      cognition(EventKind.ActionSend, g, { ...reply, answeredEventIds: [late.id] }),
+      cognition(EventKind.EpisodeCompleted, g, {
+        episodeId: again,
+        triggerEventId: late.id,
+        outcome: 'replied',
+        steps: 1,
+        tokensIn: 1,
+        tokensOut: 1,
+        durationMs: 1,
+        answeredEventIds: [late.id],
+      }),
+    ]);
+    await log.append(
+      makeEvent({
+        kind: EventKind.MessageSent,
+        groupId: g,
+        source: 'outbound',
+        payload: { ...reply, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId: '779' },
+      }),
+    );
+    await until('the late @ replied', async () => (await eventRow(late.id))?.state === 'replied');
+  });
+
   it('parks a waiting episode, frees its slot, and resumes it with a continuation job when the timer fires', async () => {
     const g = '50004';
     const ask = say(g, 'frank', '等我一下', { direct: 'at' });

@@ -1,5 +1,7 @@
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  IsArray,
   IsBoolean,
   IsIn,
   IsInt,
@@ -259,6 +261,9 @@ export class ErrorInfo {
   message!: string;
 }
 
+/** At most this many ids in `answeredEventIds` (cognition keeps the newest). */
+export const ANSWERED_EVENT_IDS_MAX = 256;
+
 export class EpisodeCompletedPayload {
   @IsString()
   episodeId!: string;
@@ -304,6 +309,18 @@ export class EpisodeCompletedPayload {
   @IsInt()
   @Min(0)
   llmCalls?: number;
+
+  /**
+   * The event ids the episode's replies covered (targets, their fragments, the follow-ups they took in), for an
+   * episode that replied. The scheduler marks only these replied and decides the episode's other events again: an
+   * interrupt committed after the episode's last look at its control record is not covered by any reply. Absent in
+   * entries written before it existed, which cover every event of the episode.
+   */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(ANSWERED_EVENT_IDS_MAX)
+  answeredEventIds?: string[];
 }
 
 /** `action.send`: say `text` in a group. The action id is deterministic per episode step, so a re-run episode
@@ -356,6 +373,18 @@ export class ActionSendPayload {
   @IsString()
   @MaxLength(500)
   motivation?: string;
+
+  /**
+   * The event ids the episode's replies covered so far, this one included (cumulative, as on
+   * `episode.completed`). Carried by the send because its `message.sent` may reach the scheduler before the
+   * episode completes: the events named here are answered once it is delivered. Absent: the send covers every
+   * event of the episode (entries written before it existed).
+   */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @ArrayMaxSize(ANSWERED_EVENT_IDS_MAX)
+  answeredEventIds?: string[];
 }
 
 class SendOutcomeBase {

@@ -99,7 +99,11 @@ export interface EpisodeState {
   lastThought: string | null;
   addressees: Addressee[];
   replies: number;
-  /** Event ids of the messages its replies covered (target, fragments, follow-ups), for the acted marker. */
+  /**
+   * Event ids of the messages its replies covered (target, fragments, follow-ups), and of the fragments it took
+   * over that a superseded episode had answered: for the acted marker, and on its sends and its completion for the
+   * scheduler, which decides the episode's other events again.
+   */
   answered?: string[];
   waiting: EpisodeWaiting | null;
   /** A non-idempotent tool call started and not yet observed (a crash leaves its fate unknown). */

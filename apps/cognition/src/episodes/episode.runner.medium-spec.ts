@@ -291,6 +291,9 @@ describe('episodes against the chat completions double', () => {
     expect(replyer).toContain('我饿了');
     expect(replyer).not.toContain('晚上吃啥');
     expect(promptText(plannerRequests()[0]!.body)).not.toContain('晚上吃啥');
+    // What it left out counts as answered (by its predecessor), so the scheduler does not decide it again.
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed!.answeredEventIds).toEqual([answered.id, trigger.id, open.id]);
   });
 
   it('goes on to a message that came while its reply was written, instead of ending as if it had answered it', async () => {
@@ -320,6 +323,42 @@ describe('episodes against the chat completions double', () => {
     expect(current).toContain('我没带伞');
     const sends = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
     expect(sends.map((p) => p.text)).toEqual(['去爬山吧', '下雨就去逛商场']);
+    // Each send names what the replies covered so far; the completion names all of it.
+    expect(sends.map((p) => p.answeredEventIds)).toEqual([[trigger.id], [trigger.id, late.id, later.id]]);
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed!.answeredEventIds).toEqual([trigger.id, late.id, later.id]);
+  });
+
+  it('names on its send and its completion the messages its replies covered, and only those', async () => {
+    const sender = { userId: '20011', displayName: '阿青', nickname: '阿青' };
+    const first = await h.message('小满 问个事', { direct: true, sender });
+    const trigger = await h.message('明天几点集合', { direct: true, sender });
+    const bystander = await h.message('我也想知道', {
+      sender: { userId: '20012', displayName: '阿白', nickname: '阿白' },
+    });
+    h.double.push(
+      call('reply', { msg_id: trigger.payload.messageId, intent: '告诉他时间' }, '回阿青'),
+      forReplyer({ kind: 'content', content: '八点，校门口' }),
+    );
+    const job = EpisodeJob.create({
+      ...h.startJob(trigger, [contextOf(bystander)]),
+      fragments: [first],
+    });
+    expect(await h.run(job)).toMatchObject({ outcome: 'replied' });
+    const [send] = await h.payloads<ActionSendPayload>(job.episodeId, EventKind.ActionSend);
+    expect(send!.answeredEventIds).toEqual([trigger.id, first.id]);
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    // The bystander's line was context, not answered: the scheduler decides what the replies did not cover again.
+    expect(completed!.answeredEventIds).toEqual([trigger.id, first.id]);
+  });
+
+  it('names no answered messages when it chose not to reply', async () => {
+    const trigger = await h.message('小满 嗯', { direct: true });
+    h.double.push(call('no_action', { reason: '没什么可说的' }));
+    const job = h.startJob(trigger);
+    expect(await h.run(job)).toMatchObject({ outcome: 'no_reply' });
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed).not.toHaveProperty('answeredEventIds');
   });
 
   it('ends after its reply when nothing new came meanwhile', async () => {
@@ -563,7 +602,11 @@ describe('builtins and confirmation', () => {
       targetId: '30001',
       text: '[表情：猫猫点头]',
       segments: [{ type: 'image', data: { file: 'https://example.invalid/nod.png' } }],
+      // A sticker answers no message by itself.
+      answeredEventIds: [],
     });
+    const [completed] = await h.payloads<EpisodeCompletedPayload>(job.episodeId, EventKind.EpisodeCompleted);
+    expect(completed!.answeredEventIds).toEqual([]);
   });
 
   it('runs a dangerous tool only after the sender confirms in a later message', async () => {

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   actionIdFor,
+  ANSWERED_EVENT_IDS_MAX,
   EventKind,
   PRIORITY,
   type ContextMessage,
@@ -157,11 +158,12 @@ export class EpisodeRunner {
       this.logger.warn(`resume of unknown episode ${job.episodeId}: nothing to continue`);
       return this.duplicate('unknown_episode');
     }
-    job = await this.withoutAnswered(job);
+    const taken = await this.withoutAnswered(job);
+    job = taken.job;
     const persona = effectivePersona(this.personaPolicy, job.groupId);
     const inbox = this.control.open(job.episodeId);
     const run: Run = {
-      state: loaded?.state ?? this.initialState(job, persona),
+      state: loaded?.state ?? this.initialState(job, persona, taken.answered),
       rev: loaded?.rev ?? 0,
       events: undefined as unknown as EpisodeEvents,
       inbox,
@@ -212,7 +214,8 @@ export class EpisodeRunner {
 
   // --- start, resume, loop ------------------------------------------------------------------------------------
 
-  private initialState(job: EpisodeJob, persona: EffectivePersona): EpisodeState {
+  /** `answered`: fragments taken over from a superseded episode whose replies covered them (left out of the job). */
+  private initialState(job: EpisodeJob, persona: EffectivePersona, answered: string[]): EpisodeState {
     const now = this.clock.nowMs();
     // The episode's own budget bounds real time spent on it (LLM latency is real), so it is converted into product
     // time; the job's deadline (the scheduler's, product time) may end it sooner.
@@ -248,6 +251,8 @@ export class EpisodeRunner {
       lastThought: null,
       addressees: [],
       replies: 0,
+      // Answered already, by the superseded episode: the scheduler must not decide them again when this one replies.
+      ...(answered.length > 0 ? { answered: answered.slice(-ANSWERED_EVENT_IDS_MAX) } : {}),
       waiting: null,
       inFlightTool: null,
       outcome: null,
@@ -320,10 +325,12 @@ export class EpisodeRunner {
   /**
    * Leave out the fragments taken over from a superseded episode that answered after all: its send was committed
    * just before the supersede, which the scheduler could not yet know. Its acted marker is set by then (a send
-   * after the supersede is refused), so this check cannot miss it.
+   * after the supersede is refused), so this check cannot miss it. Returns the ids left out too: they count as
+   * answered by this episode's replies as well (they were, by its predecessor's), so the scheduler does not decide
+   * them again.
    */
-  private async withoutAnswered(job: EpisodeJob): Promise<EpisodeJob> {
-    if (!job.inherited?.length || !job.fragments?.length) return job;
+  private async withoutAnswered(job: EpisodeJob): Promise<{ job: EpisodeJob; answered: string[] }> {
+    if (!job.inherited?.length || !job.fragments?.length) return { job, answered: [] };
     const covered = await this.store.answered(
       job.groupId,
       job.inherited.map((i) => i.episodeId),
@@ -334,10 +341,13 @@ export class EpisodeRunner {
         return by === null || by === undefined ? [] : i.eventIds.filter((id) => by === 'all' || by.has(id));
       }),
     );
-    if (answered.size === 0) return job;
+    if (answered.size === 0) return { job, answered: [] };
     const fragments = job.fragments.filter((f) => !answered.has(f.id));
     this.metrics.inheritedAnswered.inc(job.fragments.length - fragments.length);
-    return { ...job, fragments };
+    return {
+      job: { ...job, fragments },
+      answered: job.fragments.filter((f) => answered.has(f.id)).map((f) => f.id),
+    };
   }
 
   /** Continue a parked episode with what woke it; false when this job is not the one it waits for. */
@@ -751,6 +761,12 @@ export class EpisodeRunner {
     }
     const target$ = targetOf(run.state);
     const actionId = actionIdFor(run.state.episodeId, index);
+    const covered = [
+      target.eventId,
+      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
+      ...followUps.map((line) => line.eventId),
+    ];
+    const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-ANSWERED_EVENT_IDS_MAX);
     const send = run.events.event(
       EventKind.ActionSend,
       {
@@ -761,6 +777,8 @@ export class EpisodeRunner {
         text: written.text,
         toUserId: target.userId,
         ...(decision.args.quote ? { quoteMessageId: target.messageId } : {}),
+        // Its message.sent may reach the scheduler before the episode completes: what this reply answers.
+        answeredEventIds: answered,
       },
       PRIORITY.action,
     );
@@ -791,12 +809,6 @@ export class EpisodeRunner {
       self,
     ];
     run.actionIds.push(actionId);
-    const covered = [
-      target.eventId,
-      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
-      ...followUps.map((line) => line.eventId),
-    ];
-    const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-256);
     const next = {
       ...run.state,
       step: index + 1,
@@ -858,6 +870,8 @@ export class EpisodeRunner {
         ...targetOf(run.state),
         text: `[表情：${sticker.description}]`,
         segments,
+        // A sticker answers no message of its own; the list says so (absent would mean "all of them").
+        answeredEventIds: run.state.answered ?? [],
       },
       PRIORITY.action,
     );
@@ -1302,6 +1316,9 @@ export class EpisodeRunner {
       endedBy: end.cause,
       reason: end.reason.slice(0, 500),
       llmCalls: state.llmCalls,
+      // The scheduler marks only these replied and decides the episode's other events again (an interrupt that
+      // came after the last look at the control record is in none of the replies).
+      ...(end.outcome === 'replied' ? { answeredEventIds: state.answered ?? [] } : {}),
     });
     const acts = events.some((e) => e.kind === EventKind.ActionSend);
     await this.commit(run, state, [...events, completed], { acts, final: true });

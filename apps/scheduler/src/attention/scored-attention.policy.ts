@@ -96,8 +96,9 @@ export class ScoredAttention implements AttentionPolicy {
     const thread = input.group.threads[input.thread];
     const actor = input.group.actor;
     const continuity = threadContinuity(thread, input.senderId, input.now);
+    // An episode whose reply was delivered counts in `repliesInWindow` already.
     const ambientInFlight = Object.values(input.group.episodes).filter(
-      (e) => e.lane === 'ambient' && e.status !== 'replied',
+      (e) => e.lane === 'ambient' && e.status !== 'replied' && !e.delivered,
     ).length;
     const used = repliesInWindow(actor, input.now, talk) + ambientInFlight;
     const texts = input.fragments.map((f) => f.message.text);

@@ -110,6 +110,7 @@ export function completed(
   outcome: EpisodeCompletedPayload['outcome'],
   at = T0,
   error?: { code: string; message: string },
+  answered?: string[],
 ): EventEnvelope {
   return fact(
     EventKind.EpisodeCompleted,
@@ -122,8 +123,51 @@ export function completed(
       tokensOut: 1,
       durationMs: 1,
       ...(error ? { error } : {}),
+      ...(answered ? { answeredEventIds: answered } : {}),
     },
     at,
+  );
+}
+
+/** A completion `replied` whose replies covered `answered` (cognition's `answeredEventIds`). */
+export function repliedCovering(episodeId: string, answered: string[], at = T0): EventEnvelope {
+  return completed(episodeId, 'replied', at, undefined, answered);
+}
+
+/** The `action.send` of an episode's step; `answered` is what its replies covered so far (absent: older cognition). */
+export function sendAction(episodeId: string, options: { step?: number; answered?: string[]; at?: number } = {}) {
+  return fact(
+    EventKind.ActionSend,
+    {
+      actionId: `act_${episodeId}_${options.step ?? 0}`,
+      episodeId,
+      triggerEventId: 'x',
+      targetType: 'group',
+      targetId: GROUP,
+      text: '好的',
+      ...(options.answered ? { answeredEventIds: options.answered } : {}),
+    },
+    options.at,
+  );
+}
+
+/** The `message.sent` of that step's reply. */
+export function sentMessage(episodeId: string, options: { step?: number; at?: number } = {}) {
+  return fact(
+    EventKind.MessageSent,
+    {
+      actionId: `act_${episodeId}_${options.step ?? 0}`,
+      episodeId,
+      triggerEventId: 'x',
+      targetType: 'group',
+      targetId: GROUP,
+      segmentIndex: 0,
+      segmentCount: 1,
+      text: '好的',
+      attempts: 1,
+      onebotMessageId: `9${options.step ?? 0}`,
+    },
+    options.at,
   );
 }
 

@@ -22,12 +22,20 @@ type Op =
   | { op: 'message'; sender: number; text: string; direct: boolean; notBefore: boolean; deadline: boolean }
   | { op: 'fireTimer'; pick: number }
   | { op: 'start'; pick: number }
-  | { op: 'act'; pick: number }
-  | { op: 'complete'; pick: number; outcome: 'replied' | 'no_reply' | 'failed' | 'cancelled' | 'superseded' }
+  | { op: 'act'; pick: number; cover: number | null }
+  | {
+      op: 'complete';
+      pick: number;
+      outcome: 'replied' | 'no_reply' | 'failed' | 'cancelled' | 'superseded';
+      cover: number | null;
+    }
   | { op: 'wait'; pick: number; tool: boolean }
   | { op: 'sent'; pick: number }
   | { op: 'recall'; pick: number }
   | { op: 'advance'; ms: number };
+
+/** What the replies covered, as a mask over the episode's subjects; null: not named (an older cognition). */
+const cover = fc.option(fc.nat(), { nil: null });
 
 const ops: fc.Arbitrary<Op> = fc.oneof(
   fc.record({
@@ -40,11 +48,12 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   }),
   fc.record({ op: fc.constant('fireTimer' as const), pick: fc.nat() }),
   fc.record({ op: fc.constant('start' as const), pick: fc.nat() }),
-  fc.record({ op: fc.constant('act' as const), pick: fc.nat() }),
+  fc.record({ op: fc.constant('act' as const), pick: fc.nat(), cover }),
   fc.record({
     op: fc.constant('complete' as const),
     pick: fc.nat(),
     outcome: fc.constantFrom('replied', 'no_reply', 'failed', 'cancelled', 'superseded'),
+    cover,
   }),
   fc.record({ op: fc.constant('wait' as const), pick: fc.nat(), tool: fc.boolean() }),
   fc.record({ op: fc.constant('sent' as const), pick: fc.nat() }),
@@ -52,8 +61,45 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 120_000 }) }),
 );
 
+/**
+ * Busy senders and episodes that reply, covering some of what they hold: the paths where a reply's delivery and
+ * its completion come in either order and what it did not cover is decided again.
+ */
+const replyOps: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('message' as const),
+      sender: fc.integer({ min: 0, max: 1 }),
+      text: fc.string({ minLength: 1, maxLength: 6 }),
+      direct: fc.boolean(),
+      notBefore: fc.constant(false),
+      deadline: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('fireTimer' as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('start' as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('act' as const), pick: fc.nat(), cover }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('complete' as const),
+      pick: fc.nat(),
+      outcome: fc.constantFrom('replied', 'replied', 'replied', 'no_reply', 'failed'),
+      cover,
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('sent' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 20_000 }) }) },
+);
+
 function pickOf<T>(list: T[], n: number): T | undefined {
   return list.length === 0 ? undefined : list[n % list.length];
+}
+
+/** The subjects `mask` picks (bit i, subject i), or nothing named. */
+function coverOf(subjects: string[], mask: number | null): { answeredEventIds?: string[] } {
+  return mask === null ? {} : { answeredEventIds: subjects.filter((_, i) => ((mask >> i) & 1) === 1) };
 }
 
 /** Play random inputs against the decider, the way the log could deliver them. */
@@ -103,6 +149,7 @@ function play(attention: AttentionPolicy, sequence: Op[]): Scenario {
               targetType: 'group',
               targetId: '40001',
               text: 'x',
+              ...coverOf(e.subjects, step.cover),
             }),
             at: now,
           });
@@ -113,7 +160,8 @@ function play(attention: AttentionPolicy, sequence: Op[]): Scenario {
         const e = pickOf(episodes(), step.pick);
         if (e) {
           const error = step.outcome === 'failed' ? { code: 'LLM.TIMEOUT', message: 'slow' } : undefined;
-          s.run({ event: completed(e.id, step.outcome, now, error), at: now });
+          const answered = coverOf(e.subjects, step.cover).answeredEventIds;
+          s.run({ event: completed(e.id, step.outcome, now, error, answered), at: now });
         }
         break;
       }
@@ -182,7 +230,50 @@ function play(attention: AttentionPolicy, sequence: Op[]): Scenario {
   return s;
 }
 
+/** Every transition allowed, in order, with a reason; nothing leaves a terminal state; decisions say their outcome. */
+function expectLawfulMoves(s: Scenario): void {
+  const at = new Map<string, { state: EventState; seq: number }>();
+  for (const moved of ofType(s.all, 'moved')) {
+    for (const t of moved.transitions) {
+      const before = at.get(moved.eventId) ?? { state: 'captured' as EventState, seq: 0 };
+      expect(isTerminal(before.state)).toBe(false);
+      expect(t.from).toBe(before.state);
+      expect(t.seq).toBe(before.seq + 1);
+      expect(t.forced).toBe(false);
+      expect(ALLOWED_TRANSITIONS[t.from]).toContain(t.to);
+      expect(t.reason.length).toBeGreaterThan(0);
+      expect(t.by).toBe('scheduler');
+      at.set(moved.eventId, { state: t.to, seq: t.seq });
+    }
+    if (moved.decision) expect(moved.decision.reason).toMatch(/^(deliberate|skipped|snoozed|expired): /);
+  }
+}
+
+/** An event an episode took (eligible, deliberating) is the subject of an episode the group still holds. */
+function expectNoOrphans(s: Scenario): void {
+  const subjects = new Set(Object.values(s.state.episodes).flatMap((e) => e.subjects));
+  for (const t of Object.values(s.state.events)) {
+    if (t.state === 'eligible' || t.state === 'deliberating') expect(subjects.has(t.id)).toBe(true);
+  }
+}
+
 describe('event decider properties', () => {
+  it('replies covering part of their episode: moves stay lawful, nothing is left without an episode', () => {
+    let redecided = 0;
+    fc.assert(
+      fc.property(fc.array(replyOps, { minLength: 10, maxLength: 60 }), (sequence) => {
+        const s = play(forcedOnlyAttention, sequence);
+        expectLawfulMoves(s);
+        expectNoOrphans(s);
+        if (ofType(s.all, 'moved').some((m) => m.transitions.some((t) => t.reason.startsWith('redecided: '))))
+          redecided++;
+      }),
+      { numRuns: 300 },
+    );
+    // The property is about the paths where something is decided again: they must have been taken.
+    expect(redecided).toBeGreaterThan(5);
+  });
+
   for (const [name, attention] of [
     ['forced-only attention', forcedOnlyAttention],
     ['mixed attention', mixed],
@@ -190,22 +281,7 @@ describe('event decider properties', () => {
     it(`${name}: every transition is allowed, nothing leaves a terminal state, every decision has a reason`, () => {
       fc.assert(
         fc.property(fc.array(ops, { maxLength: 60 }), (sequence) => {
-          const s = play(attention, sequence);
-          const at = new Map<string, { state: EventState; seq: number }>();
-          for (const moved of ofType(s.all, 'moved')) {
-            for (const t of moved.transitions) {
-              const before = at.get(moved.eventId) ?? { state: 'captured' as EventState, seq: 0 };
-              expect(isTerminal(before.state)).toBe(false);
-              expect(t.from).toBe(before.state);
-              expect(t.seq).toBe(before.seq + 1);
-              expect(t.forced).toBe(false);
-              expect(ALLOWED_TRANSITIONS[t.from]).toContain(t.to);
-              expect(t.reason.length).toBeGreaterThan(0);
-              expect(t.by).toBe('scheduler');
-              at.set(moved.eventId, { state: t.to, seq: t.seq });
-            }
-            if (moved.decision) expect(moved.decision.reason).toMatch(/^(deliberate|skipped|snoozed|expired): /);
-          }
+          expectLawfulMoves(play(attention, sequence));
         }),
         { numRuns: 300 },
       );

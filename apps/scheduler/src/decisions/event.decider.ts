@@ -40,6 +40,12 @@ import { DEFAULT_THREAD_SETTINGS } from '../threads/thread-linking.js';
 /** Snoozed batches one keyword lexicon change may wake before their timers. */
 export const KEYWORD_WAKE_BUDGET = 2;
 
+/**
+ * How often an event is decided again because the episode that had it replied without covering it. Bounded so
+ * that episodes that keep replying past it (a sticker, a reply to someone else) cannot chain for ever.
+ */
+export const MAX_REDECISIONS = 1;
+
 export { initialState } from './group-state.js';
 
 /*
@@ -54,6 +60,10 @@ export { initialState } from './group-state.js';
  *   carries its events as fragments (one answer for all of them);
  * - a batch addressed to the bot → `supersede` the group's ambient episodes that have not acted (their events end
  *   `skipped` with that reason): @ takes the group's turn.
+ *
+ * An episode that replied answers only the events its replies covered (`answeredEventIds` on its sends and its
+ * completion): those end `replied` when a reply is delivered; the others — an interrupt committed after the
+ * episode's last look at its control record, fragments beyond what its job carried — are decided again.
  */
 
 export interface DecideContext {
@@ -89,6 +99,11 @@ export function batchKey(thread: string, senderId: string): string {
 
 function hitsOf(verdict: AttentionVerdict): { keywordHits?: DecisionKeywordHit[] } {
   return verdict.keywordHits ? { keywordHits: verdict.keywordHits } : {};
+}
+
+/** The ids of `a`, then those of `b` it lacks, each once. */
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])];
 }
 
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
@@ -190,6 +205,17 @@ export function messagesNeeded(
       if (t) episodeSubjects(t.senderId, t.thread);
     }
     if (p.episodeId !== undefined) state.episodes[p.episodeId]?.subjects.forEach((id) => ids.add(id));
+  } else if (event.kind === EventKind.EpisodeCompleted) {
+    // The events a replied episode did not cover are decided again, and may go to a new episode.
+    const p = (event as EventOf<'episode.completed'>).payload;
+    const episode = state.episodes[p.episodeId];
+    if (episode && p.outcome === 'replied' && p.answeredEventIds !== undefined) {
+      const covered = new Set([...(episode.covered ?? []), ...p.answeredEventIds]);
+      if (episode.subjects.some((id) => !covered.has(id))) {
+        episode.subjects.forEach((id) => ids.add(id));
+        episodeSubjects(episode.senderId, episode.thread);
+      }
+    }
   } else if (event.kind === EventKind.KeywordLexiconVersioned) {
     // A lexicon change may wake snoozed batches (keywordsChanged): their messages are judged again.
     for (const snoozed of Object.values(state.snoozed)) {
@@ -204,6 +230,12 @@ export function evolve(state: GroupState, effect: SchedulerEffect): GroupState {
   switch (effect.type) {
     case 'tracked':
       return { ...state, events: { ...state.events, [effect.event.id]: effect.event } };
+    case 'redecided': {
+      const current = state.events[effect.eventId];
+      if (!current) return state;
+      const next = { ...current, redecided: (current.redecided ?? 0) + 1 };
+      return { ...state, events: { ...state.events, [effect.eventId]: next } };
+    }
     case 'moved': {
       const current = state.events[effect.eventId];
       const last = effect.transitions[effect.transitions.length - 1];
@@ -590,7 +622,8 @@ class Turn {
     this.judge(events, 0);
   }
 
-  private judge(events: TrackedEvent[], snoozes: number): void {
+  /** `because`: why the batch is judged again (added to the verdict's reason). */
+  private judge(events: TrackedEvent[], snoozes: number, because?: string): void {
     const trigger = events[events.length - 1]!;
     const fragments = events.flatMap((t) => {
       const envelope = this.ctx.messages.get(t.id);
@@ -607,7 +640,7 @@ class Turn {
       group: this.state,
       now: this.now,
     });
-    this.apply(events, verdict, snoozes);
+    this.apply(events, because ? { ...verdict, reason: `${verdict.reason} (${because})` } : verdict, snoozes);
   }
 
   private apply(events: TrackedEvent[], verdict: AttentionVerdict, snoozes: number): void {
@@ -683,7 +716,9 @@ class Turn {
   ): void {
     const trigger = events[events.length - 1]!;
     const lane = events.some((t) => t.direct) ? 'direct' : 'ambient';
-    const episodeId = attempt === 1 ? episodeIdFor(trigger.id) : `${episodeIdFor(trigger.id)}-a${attempt}`;
+    // An event decided again gets an episode id of its own (the one that replied without covering it may be its).
+    const again = trigger.redecided ? `-again${trigger.redecided}` : '';
+    const episodeId = `${episodeIdFor(trigger.id)}${again}${attempt === 1 ? '' : `-a${attempt}`}`;
     let subjects = events.map((t) => t.id);
     const inherited: { episodeId: string; eventIds: string[] }[] = [];
 
@@ -957,6 +992,10 @@ class Turn {
       this.end(episode, 'expired', () => 'expired: the reply was not confirmed delivered before the deadline');
       return;
     }
+    if (episode.delivered) {
+      this.end(episode, 'expired', () => `expired: ${episode.id} replied but did not get to it before the deadline`);
+      return;
+    }
     if (episode.acted) return;
     this.stop(episode, 'cancel', 'cancelled: the deadline passed before it answered', {
       subjectsTo: 'expired',
@@ -1031,9 +1070,17 @@ class Turn {
     }
   }
 
+  /** The episode acted: never preempted after that; what its replies cover so far is kept for their delivery. */
   private onAction(event: EventOf<'action.send'>): void {
     const episode = this.state.episodes[event.payload.episodeId];
-    if (episode && !episode.acted) this.emit({ type: 'episodeUpdated', episode: { ...episode, acted: true } });
+    if (!episode) return;
+    const named = event.payload.answeredEventIds;
+    const covered = named === undefined ? episode.covered : union(episode.covered ?? [], named);
+    if (episode.acted && covered?.length === episode.covered?.length) return;
+    this.emit({
+      type: 'episodeUpdated',
+      episode: { ...episode, acted: true, ...(covered !== undefined ? { covered } : {}) },
+    });
   }
 
   private onCompleted(event: EventOf<'episode.completed'>): void {
@@ -1043,10 +1090,7 @@ class Turn {
     if (!episode) return;
     switch (p.outcome) {
       case 'replied':
-        if (episode.status !== 'replied') {
-          this.emit({ type: 'episodeUpdated', episode: { ...episode, status: 'replied', acted: true } });
-        }
-        return;
+        return this.completedReplied(episode, p.answeredEventIds);
       case 'no_reply':
         return this.end(episode, 'skipped', () => 'skipped: the episode chose not to reply');
       case 'cancelled':
@@ -1113,11 +1157,76 @@ class Turn {
     this.resume(episode, 'tool_result', { eventId: event.id, toolCallId: p.toolCallId });
   }
 
+  /**
+   * The episode ended replying: what its replies covered is final. The rest is decided again now; the covered
+   * events end `replied` once a reply is delivered — already, when one was delivered while it still ran (then it
+   * ends here, unless the reply of this completion's commit is still on its way).
+   */
+  private completedReplied(episode: EpisodeEntry, named: string[] | undefined): void {
+    if (episode.status === 'replied') return;
+    const next: EpisodeEntry = { ...episode, status: 'replied', acted: true };
+    // Not named (an older cognition): its replies cover every subject, as before.
+    if (named === undefined) delete next.covered;
+    else next.covered = union(episode.covered ?? [], named);
+    this.emit({ type: 'episodeUpdated', episode: next });
+    if (next.covered !== undefined) this.redecide(next);
+    const after = this.state.episodes[episode.id]!;
+    if (after.delivered && (after.covered === undefined || this.live(after.subjects).length === 0)) {
+      this.end(after, 'replied', () => 'replied: the reply was delivered');
+    }
+  }
+
+  /**
+   * The events of a replied episode its replies did not cover leave it and are decided again, as a batch of their
+   * sender: an @ among them gets an episode of its own. Each only `MAX_REDECISIONS` times; past that, it counts as
+   * replied (its sender was answered, twice, without it).
+   */
+  private redecide(episode: EpisodeEntry): void {
+    const covered = new Set(episode.covered ?? []);
+    const uncovered = this.live(episode.subjects).filter((t) => !covered.has(t.id));
+    if (uncovered.length === 0) return;
+    const leaving = new Set(uncovered.map((t) => t.id));
+    this.emit({
+      type: 'episodeUpdated',
+      episode: { ...episode, subjects: episode.subjects.filter((id) => !leaving.has(id)) },
+    });
+    const why = `${episode.id} replied without covering it`;
+    const again: string[] = [];
+    for (const t of uncovered) {
+      if ((t.redecided ?? 0) >= MAX_REDECISIONS) {
+        this.move(t.id, 'replied', `replied: ${why}, and it was decided again already`);
+        continue;
+      }
+      this.emit({ type: 'redecided', eventId: t.id });
+      this.move(t.id, 'scheduled', `redecided: ${why}`);
+      again.push(t.id);
+    }
+    const events = this.live(again);
+    if (events.length > 0) this.judge(events, 0, `decided again: ${why}`);
+  }
+
   private onSent(event: EventOf<'message.sent'>): void {
     const episode = this.state.episodes[event.payload.episodeId];
     if (!episode) return;
-    this.replied(episode, event.payload.text, event.payload.onebotMessageId);
-    this.end(episode, 'replied', () => 'replied: the reply was delivered');
+    this.delivered(episode, event.payload.text, event.payload.onebotMessageId, 'replied: the reply was delivered');
+  }
+
+  /**
+   * A reply of the episode reached the group (or may have). The events its replies cover end `replied`; the
+   * episode ends with them once it has completed. Before that it stays: it replies on, and what it did not cover
+   * is decided again when it completes. Without a covered list (entries from before it) it ends at once, every
+   * subject replied.
+   */
+  private delivered(episode: EpisodeEntry, text: string, messageId: string | undefined, reason: string): void {
+    if (!episode.delivered) this.replied(episode, text, messageId);
+    if (episode.covered === undefined) return this.end(episode, 'replied', () => reason);
+    const covered = new Set(episode.covered);
+    for (const t of this.live(episode.subjects)) {
+      if (covered.has(t.id)) this.move(t.id, 'replied', reason);
+    }
+    const now = this.state.episodes[episode.id]!;
+    if (now.status === 'replied') return this.end(now, undefined, () => '');
+    if (!now.delivered) this.emit({ type: 'episodeUpdated', episode: { ...now, delivered: true } });
   }
 
   /** The bot's reply counts for the group actor and joins the thread it answers. */
@@ -1146,8 +1255,7 @@ class Turn {
     if (event.kind === EventKind.SendFailed) {
       this.end(episode, 'skipped', () => `skipped: the reply could not be delivered (${p.error.code})`);
     } else {
-      this.replied(episode, p.text, undefined);
-      this.end(episode, 'replied', () => `replied: delivery unconfirmed (${p.error.code})`);
+      this.delivered(episode, p.text, undefined, `replied: delivery unconfirmed (${p.error.code})`);
     }
   }
 

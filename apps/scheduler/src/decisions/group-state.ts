@@ -34,6 +34,8 @@ export interface TrackedEvent {
   seq: number;
   /** The event's own deadline (product ms), when it carries one. */
   deadlineAt?: number;
+  /** How often it was decided again because the episode that had it replied without covering it. */
+  redecided?: number;
 }
 
 /** One sender's fragments in one thread, waiting for the sender to be quiet (Maisaka debounce). */
@@ -94,6 +96,13 @@ export interface EpisodeEntry {
   waitTimerId?: string;
   toolCallId?: string;
   attempt: number;
+  /**
+   * The subjects its replies covered, as its `action.send`s and its completion name them (`answeredEventIds`).
+   * Absent while none named any — entries from before the field: then its replies cover every subject.
+   */
+  covered?: string[];
+  /** A reply of it was delivered while it still ran (it replies on): it ends when it completes. */
+  delivered?: boolean;
 }
 
 export interface LiveTimer {
@@ -172,6 +181,8 @@ export interface DecisionRecord {
 /** The facts `decide` returns; `evolve` folds them into the state and the adapter turns them into effects. */
 export type SchedulerEffect =
   | { type: 'tracked'; event: TrackedEvent }
+  /** The event is decided again: its episode replied without covering it (counted, to do so only once). */
+  | { type: 'redecided'; eventId: string }
   | { type: 'moved'; eventId: string; transitions: StateTransition[]; decision?: DecisionRecord }
   | { type: 'batch'; key: string; batch: DebounceBatch | null }
   | { type: 'snoozed'; key: string; snooze: SnoozedBatch | null }

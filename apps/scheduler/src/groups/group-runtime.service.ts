@@ -433,7 +433,9 @@ export class GroupRuntime {
     if (actorReason !== undefined) {
       const talk = this.attention.talk?.(event.groupId) ?? DEFAULT_TALK;
       const actor = after.actor;
-      const inFlight = Object.values(after.episodes).filter((e) => e.lane === 'ambient' && e.status !== 'replied');
+      const inFlight = Object.values(after.episodes).filter(
+        (e) => e.lane === 'ambient' && e.status !== 'replied' && !e.delivered,
+      );
       facts.push({
         kind: EventKind.GroupActorUpdated,
         payload: {
