@@ -36,7 +36,6 @@ export type ProjectorPlacement = 'thread' | 'inline';
     EventBusModule.forRoot(),
     QueuesModule.forRoot(QueueName.Episodes),
     PersonaModule,
-    KeywordsModule,
   ],
   controllers: [GroupEventsConsumer],
   providers: [
@@ -61,8 +60,10 @@ export type ProjectorPlacement = 'thread' | 'inline';
 })
 export class SchedulerModule {
   static forRoot(projector: ProjectorPlacement): DynamicModule {
+    // The projector and the keyword lexicon's learning follow the whole log and decide nothing the scheduler waits
+    // for: on the main thread, or together in the log thread.
     return projector === 'inline'
-      ? { module: SchedulerModule, imports: [ProjectorModule] }
-      : { module: SchedulerModule, providers: [ProjectorThread] };
+      ? { module: SchedulerModule, imports: [ProjectorModule, KeywordsModule.forRoot({ learn: true })] }
+      : { module: SchedulerModule, imports: [KeywordsModule.forRoot({ learn: false })], providers: [ProjectorThread] };
   }
 }

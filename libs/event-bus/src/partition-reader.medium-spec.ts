@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis';
-import { Keyspace } from '@app/contracts';
+import { EventKind, Keyspace, makeEvent } from '@app/contracts';
 import { Metrics } from '@app/platform';
-import { deleteKeys, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { BusMetrics } from './bus-metrics.js';
-import { PartitionReader, type ReaderSettings } from './partition-reader.js';
+import type { BatchEntry } from './consumer-types.js';
+import { sealedFields, sealEnvelope } from './entry-seal.js';
+import { CONSUMER, PartitionReader, type ReaderSettings } from './partition-reader.js';
 
 const SETTINGS: ReaderSettings = {
   maxDeliveries: 3,
@@ -63,3 +65,99 @@ describe('PartitionReader.stop', () => {
     expect(stopped).toBe('stopped');
   });
 });
+
+describe('a batch reader', () => {
+  let redis: Redis;
+  let prefix: string;
+
+  beforeAll(() => {
+    redis = testRedis();
+    prefix = uniquePrefix('reader-sweep');
+  });
+
+  afterAll(async () => {
+    await deleteKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  it('handles entries of its own that a lost read left pending while it read on past them', async () => {
+    const keys = new Keyspace(prefix, 2);
+    const stream = keys.stream(0);
+    const append = (text: string) =>
+      redis.xadd(
+        stream,
+        '*',
+        ...sealedFields(
+          sealEnvelope(
+            makeEvent({
+              kind: EventKind.MessageObserved,
+              groupId: '300002',
+              source: 'test',
+              payload: sampleMessage(text),
+            }),
+          ),
+        ),
+      );
+    const seen: string[] = [];
+    const real = redis.duplicate();
+    // The reader's blocking connection, with a gate: while it is closed the reader's next read waits, so a read of
+    // the test's can take entries the reader never sees.
+    let gate: Promise<void> = Promise.resolve();
+    let open: () => void = () => undefined;
+    let waiting = false;
+    const blocking = {
+      xreadgroup: async (...args: unknown[]) => {
+        waiting = true;
+        await gate;
+        waiting = false;
+        return (real.xreadgroup as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    } as unknown as Redis;
+    const reader = new PartitionReader(
+      redis,
+      blocking,
+      keys,
+      'projector',
+      0,
+      { ...SETTINGS, claimIdleMs: 300 },
+      {
+        mode: 'batch',
+        handler: {
+          handleBatch: (entries: BatchEntry[]) => {
+            for (const entry of entries) seen.push((entry.event.payload as { text: string }).text);
+            return Promise.resolve();
+          },
+        },
+      },
+      new BusMetrics(new Metrics('test', false)),
+      { warn: () => undefined, error: () => undefined },
+    );
+    await reader.start();
+    await append('first');
+    await waitFor(() => seen.includes('first'));
+    gate = new Promise((resolve) => (open = resolve));
+    await waitFor(() => waiting);
+    // A read of an earlier life of this reader (sent again by ioredis after a reconnect) takes two entries:
+    // delivered to this reader's consumer, never handed to it.
+    await append('ghost-1');
+    await append('ghost-2');
+    await redis.xreadgroup('GROUP', 'projector', CONSUMER, 'COUNT', 2, 'STREAMS', stream, '>');
+    await append('after');
+    open();
+    await waitFor(() => seen.includes('after'));
+    expect(seen).toEqual(['first', 'after']);
+    await waitFor(() => seen.includes('ghost-1') && seen.includes('ghost-2'), 5000);
+    const pending = (await redis.xpending(stream, 'projector')) as [number, ...unknown[]];
+    expect(pending[0]).toBe(0);
+    await reader.stop();
+    real.disconnect();
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

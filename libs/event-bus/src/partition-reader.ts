@@ -96,6 +96,7 @@ export class PartitionReader {
   private janitorTimer: NodeJS.Timeout | undefined;
   private janitorRun: Promise<void> = Promise.resolve();
   private readonly batchInFlight = new Set<string>();
+  private lastSweep = 0;
   private readonly lanes: GroupLanes<HeldEntry>;
   private readonly stream: string;
   private readonly deadLetters: string;
@@ -140,14 +141,31 @@ export class PartitionReader {
     this.loop = this.run();
   }
 
-  /** Batch mode retries in place and never leaves an entry behind, so only per-event mode needs a janitor. It
-   * starts after the pending entries were re-read, so it never races the resume for the same entries. */
+  /**
+   * Per-event mode runs its janitor on a timer, after the pending entries were re-read (so it never races the resume
+   * for the same entries). Batch mode sweeps between batches instead (`sweepBatch`), never beside one.
+   */
   private startJanitor(): void {
     if (this.dispatch.mode !== 'each' || !this.running) return;
-    const every = Math.max(50, Math.min(1000, Math.floor(this.settings.claimIdleMs / 4)));
     this.janitorTimer = setInterval(() => {
       this.janitorRun = this.janitorRun.then(() => this.janitor()).catch((error: unknown) => this.fault(error));
-    }, every);
+    }, this.janitorEveryMs());
+  }
+
+  private janitorEveryMs(): number {
+    return Math.max(50, Math.min(1000, Math.floor(this.settings.claimIdleMs / 4)));
+  }
+
+  /**
+   * Batch mode handles what it reads before it reads again, so an entry of its own left pending between batches
+   * was delivered to a read whose reply never arrived: one a stop abandoned (a Redis restart while it blocked)
+   * that ioredis sent again once it reconnected, after a new reader had started past it. Without this sweep such
+   * entries would stay pending for ever, and the projector would never archive them.
+   */
+  private async sweepBatch(): Promise<void> {
+    if (this.dispatch.mode !== 'batch' || Date.now() - this.lastSweep < this.janitorEveryMs()) return;
+    this.lastSweep = Date.now();
+    await this.janitor();
   }
 
   /** Stop reading; wait for handlers running now. Unacknowledged entries stay pending for the next owner. */
@@ -179,6 +197,7 @@ export class PartitionReader {
     while (this.running) {
       try {
         if (this.dispatch.mode === 'each') await this.lanes.belowSize(this.settings.maxHeld);
+        else await this.sweepBatch();
         if (!this.running) break;
         const read = this.blocking.xreadgroup(
           'GROUP',
@@ -571,7 +590,8 @@ export class PartitionReader {
 
   /**
    * Reclaims entries idle for longer than `claimIdleMs` that this reader does not hold (a handler lost without an
-   * outcome), and trims the inbox. Entries the lanes hold are never claimed: they wait their turn, in order.
+   * outcome, a read whose reply was lost), and trims the inbox. Entries the lanes (or the batch in flight) hold are
+   * never claimed: they wait their turn, in order.
    */
   private async janitor(): Promise<void> {
     if (!this.running) return;
@@ -586,7 +606,8 @@ export class PartitionReader {
       100,
       CONSUMER,
     )) as [string, string, number, number][];
-    const lost = idle.map(([id]) => id).filter((id) => !this.lanes.has(id));
+    const holds = (id: string) => this.lanes.has(id) || this.batchInFlight.has(id);
+    const lost = idle.map(([id]) => id).filter((id) => !holds(id));
     if (lost.length > 0) {
       const claimed = (await this.redis.xclaim(this.stream, this.group, CONSUMER, 0, ...lost)) as [
         string,
@@ -594,7 +615,7 @@ export class PartitionReader {
       ][];
       const counts = new Map(idle.map(([id, , , count]) => [id, count]));
       const entries = claimed
-        .filter(([id]) => !this.lanes.has(id))
+        .filter(([id]) => !holds(id))
         .map(([id, fields]) => ({ id, fields, deliveries: (counts.get(id) ?? 1) + 1 }))
         .sort((a, b) => compareIds(a.id, b.id));
       if (entries.length > 0) {

@@ -39,7 +39,12 @@ const G1 = '71001';
 const G2 = '71002';
 
 @Module({
-  imports: [PlatformModule.forApp('scheduler'), PersistenceModule.forRoot(), EventBusModule.forRoot(), KeywordsModule],
+  imports: [
+    PlatformModule.forApp('scheduler'),
+    PersistenceModule.forRoot(),
+    EventBusModule.forRoot(),
+    KeywordsModule.forRoot({ learn: true }),
+  ],
 })
 class Replica {}
 

@@ -1,0 +1,31 @@
+import { Module, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { ConsumerGroup } from '@app/contracts';
+import { StreamConsumers, type RunningConsumer } from '@app/event-bus';
+import { KeywordLexiconStore } from './keyword-lexicon.store.js';
+import { KeywordsConsumer } from './keywords.consumer.js';
+
+/**
+ * The `keywords` consumer group that learns the lexicon from the log (ADR-0020). It decides nothing the scheduler
+ * waits for, so it runs beside the projector in the scheduler's log thread (ADR-0025), or on the main thread with
+ * `QUNLI_PROJECTOR=inline`. Needs `PlatformModule` and `EventBusModule`.
+ */
+@Module({ providers: [KeywordLexiconStore, KeywordsConsumer] })
+export class KeywordLearningModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private consumer: RunningConsumer | undefined;
+
+  constructor(
+    private readonly consumers: StreamConsumers,
+    private readonly handler: KeywordsConsumer,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.consumer = this.consumers.batch(ConsumerGroup.Keywords, this.handler);
+    await this.consumer.start();
+  }
+
+  // Before shutdown, not on it: the consumer must stop while Redis is still open.
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.consumer?.stop();
+    this.consumer = undefined;
+  }
+}
