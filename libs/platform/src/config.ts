@@ -252,11 +252,12 @@ export class QunliConfig {
   QUNLI_INGRESS_DEAD_LETTERS = 10_000;
 
   /**
-   * Where the scheduler runs the projector: in a worker thread of its own (on another core) or on its main thread.
-   * Either way it is one consumer group with checkpoints; `inline` suits tests that build the module in-process.
+   * Where the scheduler runs the projector and the keyword lexicon's learning: on its main thread (`inline`), or in
+   * a worker thread of their own (`thread`, ADR-0025), which pays on a machine with a core to spare: it costs CPU
+   * of its own, but keeps the decisions' thread free of them and the projection lag short.
    */
   @IsIn(['thread', 'inline'])
-  QUNLI_PROJECTOR: 'thread' | 'inline' = 'thread';
+  QUNLI_PROJECTOR: 'thread' | 'inline' = 'inline';
 
   /** How outbound reaches the implementation: auto (HTTP API, else forward WS, else the reverse WS via ingress). */
   @IsIn(['auto', 'http', 'ws_forward', 'ws_reverse'])
