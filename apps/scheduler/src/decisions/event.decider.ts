@@ -1074,7 +1074,8 @@ class Turn {
   private onAction(event: EventOf<'action.send'>): void {
     const episode = this.state.episodes[event.payload.episodeId];
     if (!episode) return;
-    const named = event.payload.answeredEventIds;
+    // Once it completed, what its replies covered is final (the completion decided the rest again).
+    const named = episode.status === 'replied' ? undefined : event.payload.answeredEventIds;
     const covered = named === undefined ? episode.covered : union(episode.covered ?? [], named);
     if (episode.acted && covered?.length === episode.covered?.length) return;
     this.emit({
