@@ -5,6 +5,7 @@ import {
   canMove,
   controlEffect,
   decidePlannerAnswer,
+  earlierOf,
   effectiveRole,
   followUpsOf,
   interruptible,
@@ -254,5 +255,26 @@ describe('followUpsOf', () => {
     expect(followUpsOf(withoutBackground, line('100')).map((l) => l.messageId)).toEqual(['102']);
     expect(followUpsOf(taken, line('102')).map((l) => l.messageId)).toEqual(['104']);
     expect(followUpsOf(taken, line('999'))).toEqual([]);
+  });
+});
+
+describe('earlierOf', () => {
+  it('is what the answered person said before the target in the episode that no reply answered yet', () => {
+    const lines = [
+      line('100'),
+      line('101', '20002'),
+      line('102'),
+      line('103', '20001', { fromSelf: true }),
+      line('104'),
+    ];
+    const taken = mergeMessages(state({ history: [], addressees: [] }), lines).state;
+    expect(earlierOf(taken, line('104')).map((l) => l.messageId)).toEqual(['100', '102']);
+    // Already answered by an earlier reply of the episode: not answered again.
+    expect(earlierOf({ ...taken, answered: ['e100'] }, line('104')).map((l) => l.messageId)).toEqual(['102']);
+    // Background (not an addressee) is not part of the person's turn.
+    const background = { ...taken, addressees: taken.addressees.filter((a) => a.messageId !== '102') };
+    expect(earlierOf(background, line('104')).map((l) => l.messageId)).toEqual(['100']);
+    expect(earlierOf(taken, line('100'))).toEqual([]);
+    expect(earlierOf(taken, line('999'))).toEqual([]);
   });
 });

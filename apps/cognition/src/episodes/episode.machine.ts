@@ -269,6 +269,22 @@ export function waitFits(state: EpisodeState, nowMs: number, seconds: number): {
 }
 
 /**
+ * What the answered person said before `target` in this episode and no reply of it has answered yet (the trigger
+ * and its fragments, when the reply turns to a later message of the same person): one person's turn gets one
+ * answer, so these are answered with it, not left as background to be answered again.
+ */
+export function earlierOf(state: EpisodeState, target: ChatLine): ChatLine[] {
+  const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
+  const at = lines.findIndex((l) => l.messageId === target.messageId);
+  if (at < 0) return [];
+  const addressed = new Set(state.addressees.map((a) => a.messageId));
+  const answered = new Set(state.answered ?? []);
+  return lines
+    .slice(0, at)
+    .filter((l) => !l.fromSelf && l.userId === target.userId && addressed.has(l.messageId) && !answered.has(l.eventId));
+}
+
+/**
  * What the answered person said after `target` while the episode ran (messages taken in by an interrupt): part of
  * what the reply answers, not background, so a question added while the bot was thinking is not ignored.
  */

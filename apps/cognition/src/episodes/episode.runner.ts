@@ -45,6 +45,7 @@ import {
   decidePlannerAnswer,
   effectiveRole,
   interruptible,
+  earlierOf,
   followUpsOf,
   limitReached,
   MAX_CORRECTIONS,
@@ -691,8 +692,13 @@ export class EpisodeRunner {
     run.state = moveTo(run.state, 'acting');
     const { target } = decision;
     const targetPayload = this.payloadOf(run, target);
-    const fragments =
-      target.messageId === run.state.trigger.payload.messageId ? (run.job.fragments ?? []).map((f) => f.payload) : [];
+    // Answering the trigger answers its fragments; answering a later message of the same person answers what they
+    // said before it in this episode that no reply has answered yet.
+    const toTrigger = target.messageId === run.state.trigger.payload.messageId;
+    const earlier = toTrigger ? [] : earlierOf(run.state, target);
+    const fragments = toTrigger
+      ? (run.job.fragments ?? []).map((f) => f.payload)
+      : earlier.map((line) => this.payloadOf(run, line));
     const followUps = followUpsOf(run.state, target);
     const written = await this.replyer.write({
       episodeId: run.state.episodeId,
@@ -703,7 +709,7 @@ export class EpisodeRunner {
       target: targetPayload,
       fragments,
       followUps: followUps.map((line) => this.payloadOf(run, line)),
-      context: backgroundOf(run.state, target),
+      context: backgroundOf(run.state, target, new Set(earlier.map((line) => line.messageId))),
       sections: run.sections,
       replyArgs: {
         msg_id: decision.args.msg_id,
@@ -763,7 +769,7 @@ export class EpisodeRunner {
     const actionId = actionIdFor(run.state.episodeId, index);
     const covered = [
       target.eventId,
-      ...(fragments.length > 0 ? (run.job.fragments ?? []).map((f) => f.id) : []),
+      ...(toTrigger ? (run.job.fragments ?? []).map((f) => f.id) : earlier.map((line) => line.eventId)),
       ...followUps.map((line) => line.eventId),
     ];
     const answered = [...new Set([...(run.state.answered ?? []), ...covered])].slice(-ANSWERED_EVENT_IDS_MAX);
@@ -1534,18 +1540,24 @@ function targetOf(state: EpisodeState): { targetType: 'group' | 'private'; targe
 }
 
 /** The chat lines before `target`, as the replyer's background. */
-function backgroundOf(state: EpisodeState, target: ChatLine): ContextMessage[] {
+function backgroundOf(
+  state: EpisodeState,
+  target: ChatLine,
+  answered: ReadonlySet<string> = new Set(),
+): ContextMessage[] {
   const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
   const at = lines.findIndex((l) => l.messageId === target.messageId);
-  return (at >= 0 ? lines.slice(0, at) : lines).map((l) => ({
-    eventId: l.eventId,
-    messageId: l.messageId,
-    userId: l.userId,
-    displayName: l.name,
-    text: l.text,
-    sentAt: l.sentAt,
-    fromSelf: l.fromSelf,
-  }));
+  return (at >= 0 ? lines.slice(0, at) : lines)
+    .filter((l) => !answered.has(l.messageId))
+    .map((l) => ({
+      eventId: l.eventId,
+      messageId: l.messageId,
+      userId: l.userId,
+      displayName: l.name,
+      text: l.text,
+      sentAt: l.sentAt,
+      fromSelf: l.fromSelf,
+    }));
 }
 
 export function contextLine(m: ContextMessage): ChatLine {
