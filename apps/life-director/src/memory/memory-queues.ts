@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { QueueName } from '@app/contracts';
-import { budgetWindow, jobKey } from '@app/memory';
+import { jobKey } from '@app/memory';
 import { Clock, QunliConfig } from '@app/platform';
 import { JargonMeaningJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
 
@@ -43,13 +43,18 @@ export class MemoryQueues {
     });
   }
 
-  /** At most one jargon scan per group per product hour. */
-  async jargonScan(groupId: string): Promise<void> {
-    await this.maintenance.add('jargon-scan', JargonScanJob.create({ groupId }), {
-      jobId: jobKey('jscan', groupId, String(budgetWindow(this.clock.nowMs()))),
+  /**
+   * At most one jargon scan per group per product hour, counted from the last scan (BullMQ's throttle): windows on
+   * the clock's hours let two scans run a minute apart, either side of an hour.
+   */
+  async jargonScan(groupId: string): Promise<string | undefined> {
+    const hour = this.clock.ttlMs(60 * 60_000);
+    const job = await this.maintenance.add('jargon-scan', JargonScanJob.create({ groupId }), {
+      deduplication: { id: jobKey('jscan', groupId), ttl: hour },
       removeOnComplete: { count: 200 },
       removeOnFail: { count: 200 },
     });
+    return job.id;
   }
 
   async jargonMeaning(job: JargonMeaningJob): Promise<void> {
