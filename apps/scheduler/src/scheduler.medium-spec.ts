@@ -118,6 +118,39 @@ function cognition<K extends Kind>(kind: K, groupId: string, payload: PayloadOf<
   return makeEvent({ kind, groupId, source: 'cognition', payload });
 }
 
+/** Cognition's completion of an episode that replied, covering `answered`. */
+function repliedCompletion(
+  groupId: string,
+  episodeId: string,
+  triggerEventId: string,
+  answered: string[],
+): EventEnvelope {
+  return cognition(EventKind.EpisodeCompleted, groupId, {
+    episodeId,
+    triggerEventId,
+    outcome: 'replied',
+    steps: 1,
+    tokensIn: 1,
+    tokensOut: 1,
+    durationMs: 1,
+    answeredEventIds: answered,
+  });
+}
+
+/** Outbound's `message.sent` for a reply's one part. */
+function delivered(
+  groupId: string,
+  send: Omit<PayloadOf<'message.sent'>, 'segmentIndex' | 'segmentCount' | 'attempts' | 'onebotMessageId'>,
+  onebotMessageId: string,
+): EventEnvelope {
+  return makeEvent({
+    kind: EventKind.MessageSent,
+    groupId,
+    source: 'outbound',
+    payload: { ...send, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId },
+  });
+}
+
 async function entries(groupId: string): Promise<EventEnvelope[]> {
   const raw = await redis.xrange(keys.stream(keys.partitionOf(groupId)), '-', '+');
   return raw
@@ -324,31 +357,12 @@ describe('scheduler on real Redis and Postgres', () => {
       text: '看《三体》吧',
       answeredEventIds: [ask.id],
     };
-    await log.appendAll([
-      cognition(EventKind.ActionSend, g, send),
-      cognition(EventKind.EpisodeCompleted, g, {
-        episodeId,
-        triggerEventId: ask.id,
-        outcome: 'replied',
-        steps: 1,
-        tokensIn: 1,
-        tokensOut: 1,
-        durationMs: 1,
-        answeredEventIds: [ask.id],
-      }),
-    ]);
+    await log.appendAll([cognition(EventKind.ActionSend, g, send), repliedCompletion(g, episodeId, ask.id, [ask.id])]);
     const again = `ep_${late.id}-again1`;
     const job = await until('the late @ to get its own job', async () => (await queue.getJob(again)) ?? undefined);
     expect(job.data).toMatchObject({ lane: 'direct', mode: 'start', trigger: { id: late.id }, fragments: [] });
     const { answeredEventIds: _covered, ...sent } = send;
-    await log.append(
-      makeEvent({
-        kind: EventKind.MessageSent,
-        groupId: g,
-        source: 'outbound',
-        payload: { ...sent, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId: '778' },
-      }),
-    );
+    await log.append(delivered(g, sent, '778'));
     await until('the first @ replied', async () => (await eventRow(ask.id))?.state === 'replied');
     const lateDecisions = (await of(g, EventKind.DecisionMade)).filter((d) => d.payload.subjectEventId === late.id);
     expect(lateDecisions.map((d) => d.payload.reason)).toEqual([
@@ -366,25 +380,9 @@ describe('scheduler on real Redis and Postgres', () => {
     };
     await log.appendAll([
       cognition(EventKind.ActionSend, g, { ...reply, answeredEventIds: [late.id] }),
-      cognition(EventKind.EpisodeCompleted, g, {
-        episodeId: again,
-        triggerEventId: late.id,
-        outcome: 'replied',
-        steps: 1,
-        tokensIn: 1,
-        tokensOut: 1,
-        durationMs: 1,
-        answeredEventIds: [late.id],
-      }),
+      repliedCompletion(g, again, late.id, [late.id]),
     ]);
-    await log.append(
-      makeEvent({
-        kind: EventKind.MessageSent,
-        groupId: g,
-        source: 'outbound',
-        payload: { ...reply, segmentIndex: 0, segmentCount: 1, attempts: 1, onebotMessageId: '779' },
-      }),
-    );
+    await log.append(delivered(g, reply, '779'));
     await until('the late @ replied', async () => (await eventRow(late.id))?.state === 'replied');
   });
 

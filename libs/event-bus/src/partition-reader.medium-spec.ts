@@ -20,13 +20,36 @@ const SETTINGS: ReaderSettings = {
   laneBodies: 64,
 };
 
-describe('PartitionReader.stop', () => {
+/** A reader of partition 0 of `keys`, its log lines dropped. */
+function readerOn(
+  redis: Redis,
+  blocking: Redis,
+  keys: Keyspace,
+  group: string,
+  settings: ReaderSettings,
+  dispatch: ConstructorParameters<typeof PartitionReader>[6],
+): PartitionReader {
+  const log = { warn: () => undefined, error: () => undefined };
+  return new PartitionReader(
+    redis,
+    blocking,
+    keys,
+    group,
+    0,
+    settings,
+    dispatch,
+    new BusMetrics(new Metrics('test', false)),
+    log,
+  );
+}
+
+describe('PartitionReader', () => {
   let redis: Redis;
   let prefix: string;
 
   beforeAll(() => {
     redis = testRedis();
-    prefix = uniquePrefix('reader-stop');
+    prefix = uniquePrefix('reader');
   });
 
   afterAll(async () => {
@@ -34,7 +57,7 @@ describe('PartitionReader.stop', () => {
     redis.disconnect();
   });
 
-  it('returns while a blocking read never settles (ioredis strands a command cut off by a Redis restart)', async () => {
+  it('stops while a blocking read never settles (ioredis strands a command cut off by a Redis restart)', async () => {
     let reads = 0;
     // The blocking connection as ioredis leaves it after a drop and a disconnect mid-reconnect: a pending read
     // that neither resolves nor rejects.
@@ -44,17 +67,11 @@ describe('PartitionReader.stop', () => {
         return new Promise(() => undefined);
       },
     } as unknown as Redis;
-    const reader = new PartitionReader(
-      redis,
-      stranded,
-      new Keyspace(prefix, 2),
-      'test-group',
-      0,
-      SETTINGS,
-      { mode: 'each', handles: () => true, handle: async () => undefined },
-      new BusMetrics(new Metrics('test', false)),
-      { warn: () => undefined, error: () => undefined },
-    );
+    const reader = readerOn(redis, stranded, new Keyspace(prefix, 2), 'test-group', SETTINGS, {
+      mode: 'each',
+      handles: () => true,
+      handle: async () => undefined,
+    });
     await reader.start();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(reads).toBe(1);
@@ -64,23 +81,8 @@ describe('PartitionReader.stop', () => {
     ]);
     expect(stopped).toBe('stopped');
   });
-});
 
-describe('a batch reader', () => {
-  let redis: Redis;
-  let prefix: string;
-
-  beforeAll(() => {
-    redis = testRedis();
-    prefix = uniquePrefix('reader-sweep');
-  });
-
-  afterAll(async () => {
-    await deleteKeys(redis, prefix);
-    redis.disconnect();
-  });
-
-  it('handles entries of its own that a lost read left pending while it read on past them', async () => {
+  it('in batch mode, handles entries of its own that a lost read left pending while it read on past them', async () => {
     const keys = new Keyspace(prefix, 2);
     const stream = keys.stream(0);
     const append = (text: string) =>
@@ -113,12 +115,11 @@ describe('a batch reader', () => {
         return (real.xreadgroup as (...a: unknown[]) => Promise<unknown>)(...args);
       },
     } as unknown as Redis;
-    const reader = new PartitionReader(
+    const reader = readerOn(
       redis,
       blocking,
       keys,
       'projector',
-      0,
       { ...SETTINGS, claimIdleMs: 300 },
       {
         mode: 'batch',
@@ -129,8 +130,6 @@ describe('a batch reader', () => {
           },
         },
       },
-      new BusMetrics(new Metrics('test', false)),
-      { warn: () => undefined, error: () => undefined },
     );
     await reader.start();
     await append('first');

@@ -268,20 +268,24 @@ export function waitFits(state: EpisodeState, nowMs: number, seconds: number): {
   return { ok: seconds <= maxSeconds, maxSeconds: Math.max(0, maxSeconds) };
 }
 
+/** The messages of `target`'s sender the episode answers, before and after `target` in its history. */
+function sameSenderAround(state: EpisodeState, target: ChatLine): { before: ChatLine[]; after: ChatLine[] } {
+  const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
+  const at = lines.findIndex((l) => l.messageId === target.messageId);
+  if (at < 0) return { before: [], after: [] };
+  const addressed = new Set(state.addressees.map((a) => a.messageId));
+  const ours = (l: ChatLine) => !l.fromSelf && l.userId === target.userId && addressed.has(l.messageId);
+  return { before: lines.slice(0, at).filter(ours), after: lines.slice(at + 1).filter(ours) };
+}
+
 /**
  * What the answered person said before `target` in this episode and no reply of it has answered yet (the trigger
  * and its fragments, when the reply turns to a later message of the same person): one person's turn gets one
  * answer, so these are answered with it, not left as background to be answered again.
  */
 export function earlierOf(state: EpisodeState, target: ChatLine): ChatLine[] {
-  const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
-  const at = lines.findIndex((l) => l.messageId === target.messageId);
-  if (at < 0) return [];
-  const addressed = new Set(state.addressees.map((a) => a.messageId));
   const answered = new Set(state.answered ?? []);
-  return lines
-    .slice(0, at)
-    .filter((l) => !l.fromSelf && l.userId === target.userId && addressed.has(l.messageId) && !answered.has(l.eventId));
+  return sameSenderAround(state, target).before.filter((l) => !answered.has(l.eventId));
 }
 
 /**
@@ -289,9 +293,5 @@ export function earlierOf(state: EpisodeState, target: ChatLine): ChatLine[] {
  * what the reply answers, not background, so a question added while the bot was thinking is not ignored.
  */
 export function followUpsOf(state: EpisodeState, target: ChatLine): ChatLine[] {
-  const lines = state.history.filter((e): e is ChatLine => e.kind === 'message');
-  const at = lines.findIndex((l) => l.messageId === target.messageId);
-  if (at < 0) return [];
-  const answered = new Set(state.addressees.map((a) => a.messageId));
-  return lines.slice(at + 1).filter((l) => !l.fromSelf && l.userId === target.userId && answered.has(l.messageId));
+  return sameSenderAround(state, target).after;
 }
