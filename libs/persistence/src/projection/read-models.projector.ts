@@ -2,15 +2,21 @@ import { Injectable } from '@nestjs/common';
 import { ConsumerGroup } from '@app/contracts';
 import type { BatchEntry, BatchHandler } from '@app/event-bus';
 import { Metrics } from '@app/platform';
+import { GroupCommit } from './group-commit.js';
 import { ProjectionRepository } from './projection.repository.js';
 
 /** Projection lag spans milliseconds (steady state) to minutes (catching up after an outage). */
 const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const BATCH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Least real time between two of this process's projection transactions (batches arriving meanwhile share one). */
+export const PROJECTOR_COMMIT_INTERVAL_MS = 20;
+/** Entries one transaction takes at most from the batches waiting (a larger single batch is still taken whole). */
+const PROJECTOR_COMMIT_MAX_ENTRIES = 5000;
 
 /**
- * The projector consumer group's handler: every batch of one partition goes to Postgres in one transaction
- * (archive, read models, checkpoint). Idempotent by event id, as the bus requires.
+ * The projector consumer group's handler: the batches of this process's partition readers go to Postgres together,
+ * one transaction (archive, read models, checkpoints) at a time and at most one per `PROJECTOR_COMMIT_INTERVAL_MS`
+ * (`GroupCommit`). Idempotent by event id, as the bus requires.
  */
 @Injectable()
 export class ProjectorService implements BatchHandler {
@@ -18,6 +24,11 @@ export class ProjectorService implements BatchHandler {
   private readonly eventsTotal;
   private readonly batchSeconds;
   private readonly lagSeconds;
+  private readonly commits = new GroupCommit<BatchEntry>({
+    write: (entries) => this.project(entries),
+    intervalMs: PROJECTOR_COMMIT_INTERVAL_MS,
+    maxItems: PROJECTOR_COMMIT_MAX_ENTRIES,
+  });
 
   constructor(
     private readonly repository: ProjectionRepository,
@@ -40,7 +51,11 @@ export class ProjectorService implements BatchHandler {
     });
   }
 
-  async handleBatch(entries: BatchEntry[]): Promise<void> {
+  handleBatch(entries: BatchEntry[]): Promise<void> {
+    return this.commits.submit(entries);
+  }
+
+  private async project(entries: BatchEntry[]): Promise<void> {
     const stopTimer = this.batchSeconds.startTimer();
     const { applied, committedAt } = await this.repository.project(this.name, entries);
     stopTimer();
