@@ -33,9 +33,8 @@ import {
 import { directFeatures, forcedOnlyAttention, type AttentionPolicy } from './decisions/attention.policy.js';
 import { FairDispatchStore } from './dispatch/fair-dispatch.store.js';
 import { ATTENTION_POLICY } from './groups/attention.token.js';
-import { GroupStateStore } from './groups/group-state.store.js';
+import { schedulerConsumerOptions } from './groups/scheduler-consumer.js';
 import { SchedulerModule } from './scheduler.module.js';
-import { TimerWheel } from './timers/timer-wheel.js';
 
 const PARTITIONS = 4;
 
@@ -82,10 +81,7 @@ async function startScheduler(instance: string): Promise<INestApplication> {
     .useValue(testAttention)
     .compile();
   const nest = moduleRef.createNestApplication({ logger: process.env.SCHEDULER_TEST_LOGS ? undefined : ['error'] });
-  connectStreamConsumer(nest, ConsumerGroup.Scheduler, {
-    partitionTasks: [nest.get(GroupStateStore), nest.get(TimerWheel)],
-    blockMs: 100,
-  });
+  connectStreamConsumer(nest, ConsumerGroup.Scheduler, schedulerConsumerOptions(nest, { blockMs: 100 }));
   await nest.startAllMicroservices();
   await nest.init();
   return nest;

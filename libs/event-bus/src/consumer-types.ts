@@ -1,4 +1,5 @@
 import type { EventEnvelope } from '@app/contracts';
+import type { StreamContext } from './stream-context.js';
 
 /** One stream entry handed to a batch handler. All entries of one call come from one partition, in log order. */
 export interface BatchEntry {
@@ -39,4 +40,11 @@ export interface ConsumerOptions {
   readCount?: number;
   /** How long one XREADGROUP blocks waiting for entries. Default 1000 ms. */
   blockMs?: number;
+  /**
+   * Called for each entry in the same tick as the reader's duplicate check (the inbox lookup), before the handler:
+   * reads it starts go to Redis in the same write as that lookup, so a handler whose reads it knows ahead saves a
+   * round trip per event. It must only read (a duplicate's handler never runs, and what it read is dropped), put
+   * what it started on `ctx.prefetched`, and never throw or leave a rejection unhandled.
+   */
+  prefetch?: (event: EventEnvelope, ctx: StreamContext) => void;
 }

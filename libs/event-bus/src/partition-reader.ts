@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { envelopeErrors, PRIORITY, type EventEnvelope, type Keyspace } from '@app/contracts';
 import { commitArguments, COMMIT_SCRIPT } from './commit.script.js';
 import type { BatchEntry, BatchHandler } from './consumer-types.js';
+import type { DeferredAcks } from './deferred-acks.js';
 import { checkedEnvelopeErrors } from './envelope-check.js';
 import { SEAL_FIELD, sealedFields, sealEnvelope, sealHolds, type SealedEntry } from './entry-seal.js';
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
@@ -23,6 +24,7 @@ export type Dispatch =
       mode: 'each';
       handles(kind: string): boolean;
       handle(event: EventEnvelope, ctx: StreamContext): Promise<void>;
+      prefetch?(event: EventEnvelope, ctx: StreamContext): void;
     }
   | { mode: 'batch'; handler: BatchHandler };
 
@@ -113,6 +115,8 @@ export class PartitionReader {
     private readonly dispatch: Dispatch,
     private readonly metrics: BusMetrics,
     private readonly log: ReaderLog,
+    /** Where acknowledgements of skipped entries wait to be sent together; without it each read acks its own. */
+    private readonly acks?: DeferredAcks,
   ) {
     this.stream = keys.stream(partition);
     this.deadLetters = keys.deadLetters(partition);
@@ -177,6 +181,7 @@ export class PartitionReader {
     await this.loop;
     await this.janitorRun;
     await lanes;
+    await this.acks?.flush(this.stream).catch((error: unknown) => this.fault(error));
   }
 
   private async ensureGroup(): Promise<void> {
@@ -351,7 +356,9 @@ export class PartitionReader {
       else wanted.push(entry);
     }
     if (skipped.length > 0) {
-      await this.ackAll(skipped.map((s) => s.id));
+      const ids = skipped.map((s) => s.id);
+      if (this.acks) this.acks.add(this.stream, ids);
+      else await this.ackAll(ids);
       for (const { kind } of skipped) this.metrics.entries.inc({ group: this.group, kind, outcome: 'skipped' });
     }
     return wanted;
@@ -389,13 +396,16 @@ export class PartitionReader {
         this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'skipped' });
         return { done: true };
       }
-      if ((await this.redis.zscore(this.inbox, event.id)) !== null) {
+      const deliveries = entry.deliveries + held.attempts;
+      const ctx = new StreamContext(this.group, this.partition, entry.id, deliveries, this.keys);
+      const duplicate = this.redis.zscore(this.inbox, event.id);
+      // Reads the handler will need, in the same write as the inbox lookup.
+      dispatch.prefetch?.(event, ctx);
+      if ((await duplicate) !== null) {
         await this.redis.xack(this.stream, this.group, entry.id);
         this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'duplicate' });
         return { done: true };
       }
-      const deliveries = entry.deliveries + held.attempts;
-      const ctx = new StreamContext(this.group, this.partition, entry.id, deliveries, this.keys);
       await dispatch.handle(event, ctx);
       await this.commit(entry, event, ctx);
       await ctx.runAfterCommit((error) =>
@@ -606,7 +616,8 @@ export class PartitionReader {
       100,
       CONSUMER,
     )) as [string, string, number, number][];
-    const holds = (id: string) => this.lanes.has(id) || this.batchInFlight.has(id);
+    const holds = (id: string) =>
+      this.lanes.has(id) || this.batchInFlight.has(id) || (this.acks?.holds(this.stream, id) ?? false);
     const lost = idle.map(([id]) => id).filter((id) => !holds(id));
     if (lost.length > 0) {
       const claimed = (await this.redis.xclaim(this.stream, this.group, CONSUMER, 0, ...lost)) as [

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Gauge } from 'prom-client';
 import type { Keyspace } from '@app/contracts';
+import { DeferredAcks } from './deferred-acks.js';
 import { PartitionLeases } from './partition-leases.js';
 import { PartitionReader, type Dispatch, type ReaderLog, type ReaderSettings } from './partition-reader.js';
 import type { BusMetrics } from './bus-metrics.js';
@@ -28,8 +29,15 @@ export interface PartitionedConsumerOptions {
 export class PartitionedConsumer {
   private readonly readers = new Map<number, { reader: PartitionReader; connection: Redis }>();
   private readonly leases: PartitionLeases;
+  private readonly acks: DeferredAcks;
 
   constructor(private readonly options: PartitionedConsumerOptions) {
+    this.acks = new DeferredAcks(options.redis, options.group, (error) =>
+      options.log.error('acknowledging skipped entries failed; will retry', {
+        group: options.group,
+        error: String(error),
+      }),
+    );
     this.leases = new PartitionLeases(
       options.redis,
       options.keys,
@@ -62,6 +70,7 @@ export class PartitionedConsumer {
       options.dispatch,
       options.metrics,
       options.log,
+      this.acks,
     );
     this.readers.set(partition, { reader, connection });
     await reader.start();

@@ -58,6 +58,7 @@ export class StreamConsumers {
         mode: 'each',
         handles: (kind) => server.handles(kind),
         handle: (event, ctx) => server.dispatch(event, ctx),
+        ...(options.prefetch ? { prefetch: options.prefetch } : {}),
       }),
     );
   }

@@ -24,6 +24,8 @@ export class StreamContext extends BaseRpcContext<[string, number, string]> {
    * `false` when the event id was already in the inbox (a duplicate: nothing of this handler's was written).
    */
   applied?: boolean;
+  /** What the consumer's `prefetch` started reading for this entry (see `ConsumerOptions.prefetch`). */
+  prefetched?: unknown;
 
   constructor(
     readonly group: string,

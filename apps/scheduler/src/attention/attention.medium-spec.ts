@@ -16,9 +16,8 @@ import {
   uniquePrefix,
   type TestDatabase,
 } from '@app/testing';
-import { GroupStateStore } from '../groups/group-state.store.js';
+import { schedulerConsumerOptions } from '../groups/scheduler-consumer.js';
 import { SchedulerModule } from '../scheduler.module.js';
-import { TimerWheel } from '../timers/timer-wheel.js';
 
 /*
  * The scheduler as it runs (real Redis, Postgres, durable timers on a scaled clock) with the attention it ships:
@@ -95,10 +94,7 @@ beforeAll(async () => {
     .useValue(config)
     .compile();
   app = moduleRef.createNestApplication({ logger: ['error'] });
-  connectStreamConsumer(app, ConsumerGroup.Scheduler, {
-    partitionTasks: [app.get(GroupStateStore), app.get(TimerWheel)],
-    blockMs: 100,
-  });
+  connectStreamConsumer(app, ConsumerGroup.Scheduler, schedulerConsumerOptions(app, { blockMs: 100 }));
   await app.startAllMicroservices();
   await app.init();
 }, 60_000);

@@ -86,6 +86,18 @@ type TurnFact =
   | { kind: typeof EventKind.TimerScheduled; payload: TimerScheduledPayload }
   | { kind: typeof EventKind.TimerCancelled; payload: TimerCancelledPayload };
 
+/** What `prefetch` started for one entry: the state's load and, when the state was in memory, the turn's reads. */
+interface Prefetched {
+  load: Promise<GroupState>;
+  /** An @'s group window (its job is likely to need it). */
+  recent?: Promise<ContextMessage[]>;
+  /** The in-memory state the reads were planned on; they are used only if `load` returns this very state. */
+  planned?: { state: GroupState; ids: ReadonlySet<string>; reads: Promise<TurnReads> };
+}
+
+/** The committed state with what cognition's act commits say (acted markers), and the held messages the turn needs. */
+type TurnReads = [GroupState, Map<string, EventEnvelope<MessagePayload>>];
+
 function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload> {
   return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
 }
@@ -124,20 +136,50 @@ export class GroupRuntime {
     });
   }
 
+  /**
+   * Started in the same tick as the reader's duplicate check (`ConsumerOptions.prefetch`), so these reads share its
+   * round trip: the group's state, and — when the state is in memory — the acted markers and held messages the turn
+   * will need. Reads only; `handle` checks that what it needs is what was planned.
+   */
+  prefetch(event: EventEnvelope, ctx: StreamContext): void {
+    const groupId = event.groupId ?? '';
+    const known = this.states.peek(ctx, groupId);
+    const load = this.states.load(ctx, groupId);
+    load.catch(() => undefined);
+    const prefetched: Prefetched = { load };
+    if (event.kind === EventKind.MessageDirect) {
+      prefetched.recent = this.states.recent(ctx, groupId);
+      prefetched.recent.catch(() => undefined);
+    }
+    if (known) {
+      const ids = messagesNeeded(event, known, this.settings.threads, this.clock.nowMs());
+      const reads = this.reads(ctx, known, ids);
+      reads.catch(() => undefined);
+      prefetched.planned = { state: known, ids: new Set(ids), reads };
+    }
+    ctx.prefetched = prefetched;
+  }
+
   async handle(event: EventEnvelope, ctx: StreamContext): Promise<void> {
     const groupId = event.groupId ?? '';
+    const prefetched = ctx.prefetched as Prefetched | undefined;
+    ctx.prefetched = undefined;
     // An @ is likely to need the group's recent window for its job: read it together with the state.
     let recent: Promise<ContextMessage[]> | undefined =
-      event.kind === EventKind.MessageDirect ? this.states.recent(ctx, groupId) : undefined;
+      prefetched?.recent ?? (event.kind === EventKind.MessageDirect ? this.states.recent(ctx, groupId) : undefined);
     // Not every @ needs it; a failure only matters to the one that awaits it.
     recent?.catch(() => undefined);
     if (event.kind === EventKind.KeywordLexiconVersioned) {
       await this.keywords?.catchUp?.((event as EventOf<'keyword.lexicon.versioned'>).payload);
     }
-    const committed = await this.states.load(ctx, groupId);
-    const before = await this.acted.learn(ctx, committed);
+    const committed = await (prefetched?.load ?? this.states.load(ctx, groupId));
     const now = this.clock.nowMs();
-    const messages = await this.states.heldMessages(ctx, messagesNeeded(event, before, this.settings.threads, now));
+    const needed = messagesNeeded(event, committed, this.settings.threads, now);
+    const planned = prefetched?.planned?.state === committed ? prefetched.planned : undefined;
+    const [before, messages] = await (planned?.reads ?? this.reads(ctx, committed, needed));
+    // Planned a moment earlier: a thread boundary crossed since then can need a message the plan did not read.
+    const missed = planned ? needed.filter((id) => !planned.ids.has(id)) : [];
+    if (missed.length > 0) for (const [id, m] of await this.states.heldMessages(ctx, missed)) messages.set(id, m);
     if (isMessage(event)) messages.set(event.id, event);
     const { state, effects } = react(event, before, {
       now,
@@ -182,6 +224,11 @@ export class GroupRuntime {
         await this.dispatcher.wakeAll();
       });
     }
+  }
+
+  /** The acted markers of the state's open episodes and the held messages `ids`, in one round trip. */
+  private reads(ctx: StreamContext, committed: GroupState, ids: string[]): Promise<TurnReads> {
+    return Promise.all([this.acted.learn(ctx, committed), this.states.heldMessages(ctx, ids)]);
   }
 
   /** Every message joins the group's recent window; so do the bot's own delivered lines. */

@@ -151,6 +151,11 @@ export class GroupStateStore implements PartitionTask {
     return Promise.resolve();
   }
 
+  /** The committed state kept in memory for this group, if there is one (`load` would return it without a read). */
+  peek(ctx: StreamContext, groupId: string): GroupState | undefined {
+    return this.cached.get(`${ctx.partition}\u0000${groupId}`);
+  }
+
   /** The group's committed state. Pass it, unchanged, to `stageSave` as what the new state is written against. */
   async load(ctx: StreamContext, groupId: string): Promise<GroupState> {
     if (this.empty.get(ctx.partition)?.has(groupId)) return initialState();

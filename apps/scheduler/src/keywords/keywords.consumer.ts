@@ -71,11 +71,21 @@ export class KeywordsConsumer implements BatchHandler {
   }
 
   async handle(event: EventEnvelope): Promise<void> {
-    if (await this.store.isDone(event.id)) return;
-    const now = this.clock.nowMs();
     const groupId = event.groupId;
-    const feedback = groupId ? await this.store.loadFeedback(groupId) : null;
-    const setKeys: string[] = groupId ? [setKeyOf(groupSet(groupId))] : [];
+    // A group message reads only its own words of the pool (and the total).
+    const message = this.groupMessage(event);
+    const words = message ? candidateWords(message.text) : [];
+    const groupKeys: string[] = groupId ? [setKeyOf(groupSet(groupId))] : [];
+    // What every event of a group needs, in one round trip (read even when the event turns out handled already:
+    // that is a redelivery, rare, and the reads change nothing).
+    const [done, feedback, groupSets, poolWords] = await Promise.all([
+      this.store.isDone(event.id),
+      groupId ? this.store.loadFeedback(groupId) : Promise.resolve(null),
+      this.store.loadSets(groupKeys),
+      message && groupId ? this.store.loadPoolWords(groupId, words) : Promise.resolve(undefined),
+    ]);
+    if (done) return;
+    const now = this.clock.nowMs();
 
     // Feedback first: it says which terms (in which sets) the event settles.
     const feedbackInput = this.feedbackInput(event);
@@ -86,7 +96,7 @@ export class KeywordsConsumer implements BatchHandler {
     const termSets = await this.store.setsOfTerms([
       ...new Set(followed.outcomes.flatMap((o) => o.hits.map((h) => h.termId))),
     ]);
-    setKeys.push(...termSets.values());
+    const setKeys: string[] = [...termSets.values()];
 
     let control: EventOf<'keyword.control.requested'>['payload'] | undefined;
     if (event.kind === EventKind.KeywordControlRequested) {
@@ -101,14 +111,13 @@ export class KeywordsConsumer implements BatchHandler {
       setKeys.push(setKeyOf(threadSet(groupId, (event as EventOf<'memory.summary.written'>).payload.threadId)));
     }
 
-    const loaded = await this.store.loadSets(setKeys);
+    const loaded = new Map(groupSets);
+    for (const [key, set] of await this.store.loadSets(setKeys.filter((key) => !loaded.has(key)))) {
+      loaded.set(key, set);
+    }
     const expected = new Map([...loaded].map(([key, set]) => [key, set.meta?.version ?? 0]));
     const draft = new LexiconDraft(loaded);
-    // A group message reads only its own words of the pool (and the total).
-    const message = this.groupMessage(event);
-    const words = message ? candidateWords(message.text) : [];
     let pool: { words: CandidatePool; replace: boolean } | undefined;
-    const poolWords = message && groupId ? await this.store.loadPoolWords(groupId, words) : undefined;
     try {
       for (const outcome of followed.outcomes) {
         applyFeedback(draft, outcome.hits, outcome.signal, (id) => termSets.get(id), now, this.policy);
