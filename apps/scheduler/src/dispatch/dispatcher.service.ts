@@ -131,20 +131,24 @@ export class Dispatcher implements OnApplicationBootstrap, OnApplicationShutdown
 
   private async launch(entry: DispatchEntry): Promise<void> {
     this.grants.inc({ lane: entry.lane });
-    await this.queue.dispatch(entry.job, entry.priority);
-    if (entry.mode === 'start') {
-      await this.control.start(
-        entry.groupId,
-        {
-          episodeId: entry.episodeId,
-          command: 'start',
-          seq: 1,
-          reason: `start: granted a slot (${entry.lane} lane)`,
-          eventIds: [entry.job.trigger.id, ...(entry.job.fragments ?? []).map((f) => f.id)],
-        },
-        this.clock.now(),
-      );
-    }
+    // Both idempotent and independent of each other (a worker may take the job before the start command is
+    // written, which it tolerates): written side by side, one round trip instead of two on an @'s path.
+    await Promise.all([
+      this.queue.dispatch(entry.job, entry.priority),
+      entry.mode === 'start'
+        ? this.control.start(
+            entry.groupId,
+            {
+              episodeId: entry.episodeId,
+              command: 'start',
+              seq: 1,
+              reason: `start: granted a slot (${entry.lane} lane)`,
+              eventIds: [entry.job.trigger.id, ...(entry.job.fragments ?? []).map((f) => f.id)],
+            },
+            this.clock.now(),
+          )
+        : undefined,
+    ]);
     await this.store.started(entry.jobId);
   }
 
