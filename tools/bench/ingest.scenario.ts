@@ -23,6 +23,8 @@ export interface IngestOptions {
   cluster: boolean;
   /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
   cpuProfDir?: string;
+  /** Scheduler processes (they split the partitions by lease, as a scaled-out deployment does). Default 1. */
+  schedulers?: number;
 }
 
 /**
@@ -112,11 +114,13 @@ async function logShape(
 export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
   const cluster = options.cluster ? await startCluster() : undefined;
   const redisUrl = cluster?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const schedulers = options.schedulers ?? 1;
   const stack = new BenchStack(
     ['ingress', 'scheduler'],
     {},
     options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
     redisUrl,
+    { scheduler: schedulers },
   );
   try {
     await stack.start();
@@ -158,6 +162,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       scenario: 'ingest',
       transport: options.transport,
       cluster: options.cluster,
+      schedulers,
       msgPerSec: round(msgPerSec),
       xaddCeilingPerSec: round(ceiling),
       ratio: round(msgPerSec / ceiling, 4),

@@ -9,6 +9,8 @@ export interface LatencyOptions {
   directs: number;
   backgroundPerSec: number;
   groups: number;
+  /** Scheduler processes (they split the partitions by lease). */
+  schedulers?: number;
 }
 
 /**
@@ -21,14 +23,20 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
   });
   const onebot = new FakeOneBot({ accessToken: BENCH_TOKEN, secret: BENCH_SECRET, selfId: BENCH_SELF_ID });
   await onebot.start();
-  const stack = new BenchStack(['ingress', 'scheduler', 'cognition', 'outbound'], {
-    OPENAI_BASE_URL: llm.baseUrl,
-    OPENAI_API_KEY: 'bench',
-    ONEBOT_HTTP_API_URL: onebot.url,
-    QUNLI_COGNITION_CONCURRENCY: '16',
-    // No configured delays: an @ is decided as it arrives.
-    QUNLI_DEBOUNCE_DIRECT_MS: '0',
-  });
+  const stack = new BenchStack(
+    ['ingress', 'scheduler', 'cognition', 'outbound'],
+    {
+      OPENAI_BASE_URL: llm.baseUrl,
+      OPENAI_API_KEY: 'bench',
+      ONEBOT_HTTP_API_URL: onebot.url,
+      QUNLI_COGNITION_CONCURRENCY: '16',
+      // No configured delays: an @ is decided as it arrives.
+      QUNLI_DEBOUNCE_DIRECT_MS: '0',
+    },
+    [],
+    undefined,
+    { scheduler: options.schedulers ?? 1 },
+  );
   const sentAt = new Map<string, number>();
   const postedWall = new Map<string, number>();
   const receivedWall = new Map<string, number>();
@@ -81,6 +89,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const stages = await stageBreakdown(stack, postedWall, receivedWall);
     return {
       scenario: 'latency',
+      schedulers: options.schedulers ?? 1,
       p50Ms: round(percentile(sorted, 50)),
       p99Ms: round(percentile(sorted, 99)),
       backgroundMsgPerSec: round(backgroundMsgPerSec),

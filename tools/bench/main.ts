@@ -34,6 +34,7 @@ const SCENARIOS: Record<string, Scenario> = {
       // NapCat opens one reverse WebSocket per bot account; an HTTP reporter posts over many keep-alive sockets.
       connections: number(flags, 'connections', flags.get('transport') === 'ws' ? 1 : 64),
       cluster: flags.has('cluster'),
+      schedulers: number(flags, 'schedulers', 1),
       ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   economy: (flags) =>
@@ -48,6 +49,7 @@ const SCENARIOS: Record<string, Scenario> = {
       directs: number(flags, 'directs', 100),
       backgroundPerSec: number(flags, 'background', 1000),
       groups: number(flags, 'groups', 1000),
+      schedulers: number(flags, 'schedulers', 1),
     }),
   'memory-recall': (flags) =>
     memoryRecall({

@@ -37,7 +37,8 @@ function callerSettings(): Record<string, string> {
  * Redis key prefix, and the chosen apps as real processes.
  */
 export class BenchStack {
-  readonly apps = new Map<AppUnderTest, AppProcess>();
+  /** By app name; a second replica of an app is `<app>-2`, and so on. */
+  readonly apps = new Map<string, AppProcess>();
   sql!: pg.Client;
   redis!: Redis;
   prefix = uniquePrefix('bench');
@@ -49,6 +50,8 @@ export class BenchStack {
     private readonly nodeArgs: string[] = [],
     /** Another Redis than the tests' (`REDIS_URL`): a Redis Cluster seed list the bench started, for one. */
     readonly redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    /** Processes per app (default 1): replicas split the partitions by lease, as a scaled-out deployment does. */
+    private readonly replicas: Partial<Record<AppUnderTest, number>> = {},
   ) {}
 
   /** The benchmark database's URL (for in-process readers such as the memory-recall retrieval). */
@@ -108,17 +111,21 @@ export class BenchStack {
       ...this.extraEnv,
     };
     for (const name of this.names) {
-      const port = await freePort();
-      this.apps.set(
-        name,
-        new AppProcess(
-          name,
-          { ...common, [PORT_SETTING[name]]: String(port), QUNLI_INSTANCE_ID: `${name}-bench` },
-          port,
-          this.logDir,
-          this.nodeArgs,
-        ),
-      );
+      for (let replica = 1; replica <= (this.replicas[name] ?? 1); replica++) {
+        const key = replica === 1 ? name : `${name}-${replica}`;
+        const port = await freePort();
+        this.apps.set(
+          key,
+          new AppProcess(
+            name,
+            { ...common, [PORT_SETTING[name]]: String(port), QUNLI_INSTANCE_ID: `${key}-bench` },
+            port,
+            this.logDir,
+            this.nodeArgs,
+            key,
+          ),
+        );
+      }
     }
     await Promise.all([...this.apps.values()].map((app) => app.start(60_000)));
   }

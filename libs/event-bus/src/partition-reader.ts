@@ -288,8 +288,11 @@ export class PartitionReader {
     } catch {
       return { ok: false, entry, reason: 'bad_json' };
     }
-    // Validated once, by its writer, at the trust boundary: a seal that holds over these bytes says so.
-    if (sealHolds(json, fieldOf(entry.fields, SEAL_FIELD)) || validatedEntries.has(this.stream, entry.id)) {
+    // Validated once, by its writer, at the trust boundary: a seal that holds over these bytes says so. Another
+    // consumer group of this process that checked the same entry already has said so too (a lookup, not a hash).
+    if (validatedEntries.has(this.stream, entry.id)) return { ok: true, entry, event: plain as EventEnvelope };
+    if (sealHolds(json, fieldOf(entry.fields, SEAL_FIELD))) {
+      validatedEntries.add(this.stream, entry.id);
       return { ok: true, entry, event: plain as EventEnvelope };
     }
     const errors = envelopeErrors(plain);

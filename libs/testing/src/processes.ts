@@ -68,9 +68,11 @@ export class AppProcess {
     logDir: string,
     /** Extra arguments for node itself (`--cpu-prof`, `--inspect`…). */
     private readonly nodeArgs: string[] = [],
+    /** The log file's name, when several processes of one app share `logDir`. */
+    logName: string = app,
   ) {
     mkdirSync(logDir, { recursive: true });
-    this.logFile = join(logDir, `${app}.log`);
+    this.logFile = join(logDir, `${logName}.log`);
   }
 
   get url(): string {
