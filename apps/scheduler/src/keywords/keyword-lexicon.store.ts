@@ -35,7 +35,10 @@ export class KeywordLexiconStore {
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: Keyspace,
     private readonly log: EventLog,
-  ) {}
+  ) {
+    // EVALSHA: the script's text travels only when Redis does not have it yet.
+    if (!('qunliKeywordCommit' in redis)) redis.defineCommand('qunliKeywordCommit', { lua: COMMIT });
+  }
 
   async isDone(id: string): Promise<boolean> {
     return (await this.redis.exists(this.keys.keywordDone(id))) === 1;
@@ -179,7 +182,10 @@ export class KeywordLexiconStore {
       plan.writes.push([keys.push(this.keys.keywordFeedback(group.groupId)), JSON.stringify(group.feedback)]);
     }
     plan.done = keys.push(this.keys.keywordDone(doneId));
-    const written = (await this.redis.eval(COMMIT, keys.length, ...keys, JSON.stringify(plan))) as number;
+    const committing = this.redis as Redis & {
+      qunliKeywordCommit(numberOfKeys: number, ...args: (string | number)[]): Promise<number>;
+    };
+    const written = await committing.qunliKeywordCommit(keys.length, ...keys, JSON.stringify(plan));
     if (written !== 1) throw new KeywordConflict(doneId);
   }
 }

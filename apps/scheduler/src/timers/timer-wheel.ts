@@ -18,6 +18,8 @@ export class TimerWheel implements PartitionTask {
   private readonly logger = new Logger(TimerWheel.name);
   private readonly loops = new Map<number, { running: boolean; done: Promise<void> }>();
   private readonly fired: Counter<'purpose'>;
+  /** One beat for every partition's loop: their polls leave in the same tick, so in one write to Redis. */
+  private beat: Promise<void> | undefined;
 
   constructor(
     private readonly timers: TimerStore,
@@ -56,8 +58,14 @@ export class TimerWheel implements PartitionTask {
       } catch (error) {
         this.logger.error({ message: 'timer poll failed', partition, error: String(error) });
       }
-      await sleep(this.config.QUNLI_TIMER_POLL_MS);
+      await this.nextBeat();
     }
+  }
+
+  private nextBeat(): Promise<void> {
+    return (this.beat ??= sleep(this.config.QUNLI_TIMER_POLL_MS).then(() => {
+      this.beat = undefined;
+    }));
   }
 
   /** Fire what is due now in one partition; resolves to how many were due. */
