@@ -2,8 +2,8 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Keyspace } from '@app/contracts';
 import { isTransientError } from '@app/event-bus';
-import { OutboxStore, type OutboxAddress } from './outbox.store.js';
-import { ReplyDelivery } from './reply-delivery.js';
+import { OutboxStore, type OutboxAddress, type OutboxItem } from './outbox.store.js';
+import { ReplyDelivery, type FirstLook } from './reply-delivery.js';
 import { SendMetrics } from './send.metrics.js';
 import { SendOrderGuard } from './send-order.guard.js';
 
@@ -13,6 +13,20 @@ export const SCAN_EVERY_MS = 1000;
 const ORDER_POLL_MS = 50;
 /** Pause after an infrastructure error before the same reply is tried again (never skipped). */
 const ERROR_PAUSE_MS = 1000;
+
+/**
+ * A reply queued as its conversation's only one, with the conversation's lock taken in the same script
+ * (`OutboxStore.enqueue` with `claim`): the drain starts from it instead of taking the lock and reading the head.
+ * The reads it starts with were issued with the enqueue.
+ */
+export interface ClaimedHead {
+  item: OutboxItem;
+  member: string;
+  /** `SendOrderGuard.noneEarlier`, asked at enqueue (false on error: then the usual check runs). */
+  noneEarlier: Promise<boolean>;
+  /** `ReplyDelivery.lookAhead`, issued at enqueue. */
+  firstLook: Promise<FirstLook | undefined>;
+}
 
 /**
  * Sends each conversation's queued replies one after the other (strict order), different conversations in
@@ -53,15 +67,38 @@ export class OutboxDrainer implements OnApplicationBootstrap, OnApplicationShutd
     await Promise.race([Promise.allSettled([...this.active.values()]), sleep(2000)]);
   }
 
-  /** Make sure the conversation's outbox is being drained (by this process, unless another holds it). */
-  kick(address: OutboxAddress): void {
-    if (this.stopping) return;
+  /** Whether a kick now would start a drain (`enqueue` claims a conversation's lock only then). */
+  get accepting(): boolean {
+    return !this.stopping;
+  }
+
+  /**
+   * The reads a drain of `item` starts with, issued now: call right after the enqueue, in the same tick, so they
+   * share its round trip. Neither promise rejects.
+   */
+  lookAhead(address: OutboxAddress, item: OutboxItem): Pick<ClaimedHead, 'noneEarlier' | 'firstLook'> {
+    return {
+      noneEarlier: this.order.noneEarlier(item).catch(() => false),
+      firstLook: this.delivery.lookAhead(address, item),
+    };
+  }
+
+  /**
+   * Make sure the conversation's outbox is being drained (by this process, unless another holds it). `claimed`:
+   * the enqueue took the lock for this reply, its only one; a drain already running here goes on from the outbox.
+   */
+  kick(address: OutboxAddress, claimed?: ClaimedHead): void {
+    if (this.stopping) {
+      // Stopped between the claim and now: let the next process have the conversation at once.
+      if (claimed) this.store.unlock(address).catch(() => undefined);
+      return;
+    }
     const key = `${address.partition}|${address.conversation}`;
     if (this.active.has(key)) {
       this.again.add(key);
       return;
     }
-    const run = this.drain(address)
+    const run = this.drain(address, claimed)
       .catch((error: unknown) =>
         this.logger.error(`outbox drain of ${address.conversation} failed: ${(error as Error).stack ?? String(error)}`),
       )
@@ -73,16 +110,19 @@ export class OutboxDrainer implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async scan(): Promise<void> {
-    for (let partition = 0; partition < this.keys.partitions && !this.stopping; partition++) {
-      for (const conversation of await this.store.conversations(partition)) this.kick({ partition, conversation });
-    }
+    for (const address of await this.store.allConversations()) this.kick(address);
   }
 
-  private async drain(address: OutboxAddress): Promise<void> {
-    if (!(await this.store.lock(address))) return;
+  private async drain(address: OutboxAddress, claimed?: ClaimedHead): Promise<void> {
+    if (claimed === undefined && !(await this.store.lock(address))) return;
     let held = true;
+    // Set while the completion that may release the lock is in flight: a renewal sent after it would take the
+    // lock back for a drain that is over.
+    let releasing = false;
+    let released = false;
     const renew = setInterval(
       () => {
+        if (releasing) return;
         this.store.lock(address).then(
           (ok) => (held = ok),
           () => undefined,
@@ -92,20 +132,37 @@ export class OutboxDrainer implements OnApplicationBootstrap, OnApplicationShutd
     );
     try {
       while (!this.stopping && held) {
-        const head = await this.attempt(() => this.store.head(address));
+        // The claimed reply is the head (the enqueue saw it alone); it is used for the first pass only.
+        const start = claimed;
+        claimed = undefined;
+        const head = start
+          ? { item: start.item, member: start.member }
+          : await this.attempt(() => this.store.head(address));
         if (head === 'error') continue;
         if (head === undefined) {
           await this.store.forgetIfEmpty(address);
           return;
         }
-        if (await this.waitForEarlier(head.item)) continue;
-        const done = await this.attempt(() => this.delivery.deliver(address, head.item));
+        // No entry before it was pending at enqueue: none ever will be (SendOrderGuard.noneEarlier).
+        if (!(start && (await start.noneEarlier)) && (await this.waitForEarlier(head.item))) continue;
+        const first = start && (await start.firstLook);
+        const done = await this.attempt(() => this.delivery.deliver(address, head.item, first));
         if (done === 'error') continue;
-        await this.attempt(() => this.store.complete(address, head.item.event.payload.actionId, head.member));
+        releasing = true;
+        const left = await this.attempt(() =>
+          this.store.complete(address, head.item.event.payload.actionId, head.member),
+        );
+        releasing = false;
+        if (left === 0) {
+          released = true; // the outbox is empty and the completion released the lock
+          return;
+        }
+        // The completion may have run and released the lock: hold it again before going on.
+        if (left === 'error') held = await this.store.lock(address).catch(() => false);
       }
     } finally {
       clearInterval(renew);
-      await this.store.unlock(address).catch(() => undefined);
+      if (!released) await this.store.unlock(address).catch(() => undefined);
     }
   }
 

@@ -17,6 +17,14 @@ export interface OutboxAddress {
   conversation: string;
 }
 
+/** What `enqueue` did: queued now (or already), and whether it took the conversation's lock with it. */
+export interface Enqueued {
+  added: boolean;
+  claimed: boolean;
+  /** The reply's member of the outbox (`<sortable entry id>|<action id>`). */
+  member: string;
+}
+
 /** The conversation a send action goes to (the event `groupId` of what it produces). */
 export function conversationOf(targetType: 'group' | 'private', targetId: string): string {
   return targetType === 'group' ? targetId : `private:${targetId}`;
@@ -28,19 +36,32 @@ export function sortableEntryId(entryId: string): string {
   return `${ms.padStart(15, '0')}-${seq.padStart(10, '0')}`;
 }
 
+// 0: already queued; 1: queued; 2: queued as the conversation's only reply, and its lock taken for ARGV[5] (when
+// given, the same rule as LOCK), so the caller can send it at once without reading the outbox back.
 const ENQUEUE = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[4])
+if ARGV[5] ~= '' and redis.call('ZCARD', KEYS[2]) == 1 then
+  local holder = redis.call('GET', KEYS[4])
+  if holder == false or holder == ARGV[5] then
+    redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[6])
+    return 2
+  end
+end
 return 1
 `;
 
+// Remove a sent reply; when it was the last, forget the conversation and release its lock (if still ours).
 const COMPLETE = `
 redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[1], ARGV[1])
 local left = redis.call('ZCARD', KEYS[2])
-if left == 0 then redis.call('SREM', KEYS[3], ARGV[3]) end
+if left == 0 then
+  redis.call('SREM', KEYS[3], ARGV[3])
+  if redis.call('GET', KEYS[4]) == ARGV[4] then redis.call('DEL', KEYS[4]) end
+end
 return left
 `;
 
@@ -69,18 +90,23 @@ type OutboxRedis = Redis & {
     items: string,
     outbox: string,
     convs: string,
+    lock: string,
     actionId: string,
     member: string,
     item: string,
     conv: string,
+    owner: string,
+    ms: number,
   ): Promise<number>;
   qunliOutboxComplete(
     items: string,
     outbox: string,
     convs: string,
+    lock: string,
     actionId: string,
     member: string,
     conv: string,
+    owner: string,
   ): Promise<number>;
   qunliOutboxForget(outbox: string, convs: string, conv: string): Promise<number>;
   qunliOutboxLock(lock: string, owner: string, ms: number): Promise<number>;
@@ -106,8 +132,8 @@ export class OutboxStore {
     this.redis = redis as OutboxRedis;
     this.owner = config.QUNLI_INSTANCE_ID;
     this.lockMs = config.QUNLI_LEASE_MS;
-    redis.defineCommand('qunliOutboxEnqueue', { numberOfKeys: 3, lua: ENQUEUE });
-    redis.defineCommand('qunliOutboxComplete', { numberOfKeys: 3, lua: COMPLETE });
+    redis.defineCommand('qunliOutboxEnqueue', { numberOfKeys: 4, lua: ENQUEUE });
+    redis.defineCommand('qunliOutboxComplete', { numberOfKeys: 4, lua: COMPLETE });
     redis.defineCommand('qunliOutboxForget', { numberOfKeys: 2, lua: FORGET_IF_EMPTY });
     redis.defineCommand('qunliOutboxLock', { numberOfKeys: 1, lua: LOCK });
     redis.defineCommand('qunliOutboxUnlock', { numberOfKeys: 1, lua: UNLOCK });
@@ -118,20 +144,27 @@ export class OutboxStore {
     return { partition: this.keys.partitionOf(conversation), conversation };
   }
 
-  /** Queue a reply (idempotent per action id: a redelivered action is queued once). True when newly queued. */
-  async enqueue(item: OutboxItem): Promise<boolean> {
+  /**
+   * Queue a reply (idempotent per action id: a redelivered action is queued once). With `claim`, a reply that is
+   * its conversation's only one also takes the conversation's lock in the same script (`claimed`): the caller
+   * holds the outbox as `lock` would have given it, and knows its head without reading it back.
+   */
+  async enqueue(item: OutboxItem, claim = false): Promise<Enqueued> {
     const { partition, conversation } = this.addressOf(item.event);
     const member = `${sortableEntryId(item.entryId)}|${item.event.payload.actionId}`;
-    const added = await this.redis.qunliOutboxEnqueue(
+    const result = await this.redis.qunliOutboxEnqueue(
       this.keys.outboxItems(partition),
       this.keys.outbox(partition, conversation),
       this.keys.outboxConversations(partition),
+      this.keys.outboxLock(partition, conversation),
       item.event.payload.actionId,
       member,
       JSON.stringify(item),
       conversation,
+      claim ? this.owner : '',
+      this.lockMs,
     );
-    return added === 1;
+    return { added: result >= 1, claimed: result === 2, member };
   }
 
   /** The oldest queued reply of a conversation. */
@@ -152,20 +185,39 @@ export class OutboxStore {
     }
   }
 
+  /**
+   * Remove a sent reply; returns how many are left. At 0 the conversation is forgotten and its lock released in
+   * the same script (when this instance still held it): the drain is over.
+   */
   async complete(address: OutboxAddress, actionId: string, member: string): Promise<number> {
     return this.redis.qunliOutboxComplete(
       this.keys.outboxItems(address.partition),
       this.keys.outbox(address.partition, address.conversation),
       this.keys.outboxConversations(address.partition),
+      this.keys.outboxLock(address.partition, address.conversation),
       actionId,
       member,
       address.conversation,
+      this.owner,
     );
   }
 
   /** Conversations of a partition that have queued replies. */
   async conversations(partition: number): Promise<string[]> {
     return this.redis.smembers(this.keys.outboxConversations(partition));
+  }
+
+  /**
+   * Every partition's conversations with queued replies, read together (the commands go out in one pipeline, not
+   * one round trip per partition).
+   */
+  async allConversations(): Promise<OutboxAddress[]> {
+    const perPartition = await Promise.all(
+      Array.from({ length: this.keys.partitions }, (_, partition) => this.conversations(partition)),
+    );
+    return perPartition.flatMap((conversations, partition) =>
+      conversations.map((conversation) => ({ partition, conversation })),
+    );
   }
 
   async forgetIfEmpty(address: OutboxAddress): Promise<void> {

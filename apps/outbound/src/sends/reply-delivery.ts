@@ -16,7 +16,7 @@ import { ReplyPolisher } from '../polish/reply.polisher.js';
 import type { OutboxAddress, OutboxItem } from './outbox.store.js';
 import { SendBackoff } from './send-backoff.js';
 import type { ActionDone, LedgerError, PartEntry, ReplyPlan, UnsureCause } from './send-ledger.js';
-import { SendLedger, type Stored } from './send-ledger.repository.js';
+import { SendLedger, type LedgerHead, type Stored } from './send-ledger.repository.js';
 import { SendMetrics } from './send.metrics.js';
 import { SendOutcomeEvents } from './send-outcome.events.js';
 import { SendPacer } from './send-pacer.js';
@@ -43,6 +43,25 @@ interface Delivery {
   events: SendOutcomeEvents;
   to: Conversation;
   started: number;
+  /** The `done` marker went out with the last part's commit. */
+  doneWritten?: boolean;
+}
+
+/** What a delivery reads first, in one round trip: the action's ledger head and whether its trigger was recalled. */
+export interface FirstLook {
+  ledger: LedgerHead;
+  recalled: boolean;
+}
+
+/** Whether the trigger was recalled and the real ms left of the conversation's cooldown, read together. */
+type Preflight = Promise<[recalled: boolean, cooldownLeftMs: number]>;
+
+/** How the first attempt at a part may start without reading first. */
+interface PartStart {
+  /** The plan was written by this delivery just now: none of its parts has a ledger entry yet (CAS-checked). */
+  fresh: boolean;
+  /** The pre-pacing reads, already issued. */
+  preflight?: Preflight;
 }
 
 /**
@@ -75,9 +94,27 @@ export class ReplyDelivery {
     this.selfId = config.QUNLI_SELF_ID;
   }
 
-  async deliver(address: OutboxAddress, item: OutboxItem): Promise<void> {
+  /**
+   * The reads a delivery starts with, issued now (they go out in the same pipeline as whatever else is issued in
+   * this tick, e.g. the enqueue). Never rejects: `undefined` means "read again in `deliver`".
+   */
+  lookAhead(address: OutboxAddress, item: OutboxItem): Promise<FirstLook | undefined> {
+    return this.firstLook(address, item).catch(() => undefined);
+  }
+
+  private async firstLook(address: OutboxAddress, item: OutboxItem): Promise<FirstLook> {
+    const [ledger, recalled] = await Promise.all([
+      this.ledger.head(address.partition, item.event.payload.actionId),
+      this.recalledTrigger(item),
+    ]);
+    return { ledger, recalled };
+  }
+
+  /** `first`: what `lookAhead` read for this reply (read here when absent). */
+  async deliver(address: OutboxAddress, item: OutboxItem, first?: FirstLook): Promise<void> {
     const action = item.event.payload;
-    if (await this.ledger.done(address.partition, action.actionId)) return;
+    const look = first ?? (await this.firstLook(address, item));
+    if (SendLedger.parseDone(action.actionId, look.ledger.done)) return;
     const delivery: Delivery = {
       address,
       item,
@@ -88,14 +125,16 @@ export class ReplyDelivery {
           : { type: 'private', userId: action.targetId },
       started: performance.now(),
     };
-    const planned = await this.planFor(delivery);
+    const planned = await this.planFor(delivery, look);
     if (planned === undefined) return;
-    let plan: Stored<ReplyPlan> = planned;
+    let plan: Stored<ReplyPlan> = planned.plan;
+    let start: PartStart = { fresh: planned.fresh, ...(planned.preflight && { preflight: planned.preflight }) };
     for (let index = 0; index < plan.value.parts.length; index++) {
       const result: PartResult =
         plan.value.form === 'forward'
-          ? await this.settleForward(delivery, plan)
-          : await this.settlePart(delivery, plan.value, index);
+          ? await this.settleForward(delivery, plan, start)
+          : await this.settlePart(delivery, plan.value, index, start);
+      start = { fresh: start.fresh && result.kind !== 'unfold' };
       if (result.kind === 'unfold') {
         plan = result.plan;
         index = -1;
@@ -107,12 +146,18 @@ export class ReplyDelivery {
     await this.finish(delivery, 'delivered');
   }
 
-  /** The plan, made once: a recall before it drops the reply; an empty text is refused loudly. */
-  private async planFor(d: Delivery): Promise<Stored<ReplyPlan> | undefined> {
+  /**
+   * The plan, made once: a recall before it drops the reply; an empty text is refused loudly. A plan written here
+   * is `fresh`, and the first part's pre-pacing reads go out with its write.
+   */
+  private async planFor(
+    d: Delivery,
+    look: FirstLook,
+  ): Promise<{ plan: Stored<ReplyPlan>; fresh: boolean; preflight?: Preflight } | undefined> {
     const action = d.item.event.payload;
-    const existing = await this.ledger.plan(d.address.partition, action.actionId);
-    if (existing) return existing;
-    if (await this.recalled(d)) {
+    const existing = SendLedger.parsePlan(action.actionId, look.ledger.plan);
+    if (existing) return { plan: existing, fresh: false };
+    if (look.recalled) {
       await this.drop(d, undefined, 0);
       return undefined;
     }
@@ -130,14 +175,20 @@ export class ReplyDelivery {
       return undefined;
     }
     this.metrics.queued.observe(Math.max(0, this.clock.since(d.item.event.createdAt)) / 1000 / this.clock.scale);
-    const written = await this.ledger.compareAndSet(
+    const writing = this.ledger.compareAndSet(
       d.address.partition,
       SendLedger.planField(action.actionId),
       undefined,
       plan,
     );
+    // Issued behind the write, so read after it, as if after it returned; unused if the write loses.
+    const preflight = this.preflight(d);
+    preflight.catch(() => undefined);
+    const written = await writing;
+    if (written) return { plan: written, fresh: true, preflight };
     // Someone planned it in between (a takeover): theirs is the plan.
-    return written ?? (await this.ledger.plan(d.address.partition, action.actionId));
+    const theirs = await this.ledger.plan(d.address.partition, action.actionId);
+    return theirs && { plan: theirs, fresh: false };
   }
 
   /** Text: polished once (falling back to the original), split and maybe folded (fold.rules.ts). */
@@ -177,8 +228,8 @@ export class ReplyDelivery {
     return index === 0 && plan.quoteMessageId !== undefined ? [Segment.reply(plan.quoteMessageId), ...body] : body;
   }
 
-  private async settleForward(d: Delivery, plan: Stored<ReplyPlan>): Promise<PartResult> {
-    const result = await this.settle(d, plan.value, 'f', 0);
+  private async settleForward(d: Delivery, plan: Stored<ReplyPlan>, start: PartStart): Promise<PartResult> {
+    const result = await this.settle(d, plan.value, 'f', 0, start);
     if (result !== 'refused') return result;
     // The implementation cannot (or will not) send forward messages: fall back to the plain parts.
     const next = await this.ledger.compareAndSet(
@@ -197,28 +248,33 @@ export class ReplyDelivery {
     };
   }
 
-  private async settlePart(d: Delivery, plan: ReplyPlan, index: number): Promise<PartResult> {
-    const result = await this.settle(d, plan, index, index);
+  private async settlePart(d: Delivery, plan: ReplyPlan, index: number, start: PartStart): Promise<PartResult> {
+    const result = await this.settle(d, plan, index, index, start);
     return result === 'refused' ? { kind: 'stop', outcome: 'failed' } : result;
   }
 
   /**
    * Drive one part (a chat message, or the forward message as part `f`) to a settled state. `refused` is returned
-   * only for a forward message the implementation refused, so the caller can fall back.
+   * only for a forward message the implementation refused, so the caller can fall back. `start` applies to the
+   * first pass only: a fresh plan's part is known absent (the claim's compare-and-set still checks it).
    */
   private async settle(
     d: Delivery,
     plan: ReplyPlan,
     part: number | 'f',
     index: number,
+    start: PartStart,
   ): Promise<PartResult | 'refused'> {
     const { partition } = d.address;
     const actionId = d.item.event.payload.actionId;
     const field = SendLedger.partField(actionId, part);
     const text = plan.form === 'forward' ? plan.parts.join('\n') : plan.parts[index]!;
     const maxAttempts = this.config.QUNLI_SEND_MAX_ATTEMPTS;
+    let first: PartStart | undefined = start;
     for (;;) {
-      const stored = await this.ledger.part(partition, actionId, part);
+      const stored = first?.fresh ? undefined : await this.ledger.part(partition, actionId, part);
+      const preflight = first?.preflight;
+      first = undefined;
       const entry = stored?.value;
       const step = stepFor(entry);
       if (step.kind === 'settled') {
@@ -243,12 +299,13 @@ export class ReplyDelivery {
         return verdict;
       }
 
-      if (await this.recalled(d)) return this.drop(d, plan, index);
-      await this.pacer.beforeSend(d.address, text);
-      if (await this.recalled(d)) return this.drop(d, plan, index);
+      const [recalled, cooldownLeftMs] = await (preflight ?? this.preflight(d));
+      if (recalled) return this.drop(d, plan, index);
+      await this.pacer.beforeSend(d.address, text, cooldownLeftMs);
 
       const sending: PartEntry = { state: 'sending', attempts: step.attempt, calledAt: Date.now(), at: this.now() };
-      const claimed = await this.ledger.compareAndSet(partition, field, stored, sending);
+      const claimed = await this.claimUnlessRecalled(d, field, stored, sending);
+      if (claimed === 'recalled') return this.drop(d, plan, index);
       if (!claimed) continue; // changed under us (a takeover): read it again
       const outcome = await this.call(d, plan, index);
       const verdict = verdictFor(outcome, step.attempt, maxAttempts);
@@ -518,15 +575,19 @@ export class ReplyDelivery {
   ): Promise<void> {
     const sent = d.events.sent(plan, index, entry, messageId);
     const key = this.keys.sentMessages(d.address.partition);
+    // The last part sent is the reply delivered: its `done` marker goes in the same MULTI.
+    const last = plan.form === 'forward' || index === plan.parts.length - 1;
     await this.eventLog.appendAll(verified ? [verified, sent] : [sent], (tx) => {
-      tx.hset(
-        this.ledger.key(d.address.partition),
-        SendLedger.partField(d.item.event.payload.actionId, part),
-        JSON.stringify(entry),
-      );
+      const ledger = this.ledger.key(d.address.partition);
+      tx.hset(ledger, SendLedger.partField(d.item.event.payload.actionId, part), JSON.stringify(entry));
       tx.zadd(key, this.clock.nowMs(), sentMessageMember(d.address.conversation, messageId));
       tx.zremrangebyrank(key, 0, -(SENT_IDS_PER_PARTITION + 1));
+      if (last) {
+        const done: ActionDone = { outcome: 'delivered', at: this.now() };
+        tx.hset(ledger, SendLedger.doneField(d.item.event.payload.actionId), JSON.stringify(done));
+      }
     });
+    if (last) d.doneWritten = true;
     this.metrics.sends.inc({ outcome: 'sent' });
     this.metrics.latency.observe({ outcome: 'sent' }, (performance.now() - d.started) / 1000);
   }
@@ -553,12 +614,38 @@ export class ReplyDelivery {
     this.metrics.latency.observe({ outcome: kind }, (performance.now() - d.started) / 1000);
   }
 
-  private async recalled(d: Delivery): Promise<boolean> {
+  private async recalledTrigger(item: OutboxItem): Promise<boolean> {
     const score = await this.redis.zscore(
-      this.keys.recalledTriggers(d.item.sourcePartition),
-      d.item.event.payload.triggerEventId,
+      this.keys.recalledTriggers(item.sourcePartition),
+      item.event.payload.triggerEventId,
     );
     return score !== null;
+  }
+
+  /** The checks before pacing, as one round trip: is the trigger recalled, how long is the cooldown. */
+  private preflight(d: Delivery): Preflight {
+    return Promise.all([this.recalledTrigger(d.item), this.pacer.cooldownLeft(d.address)]);
+  }
+
+  /**
+   * The last recall check and the part's `sending` claim: one script when the recalled set is on the ledger's
+   * slot (the reply goes to its own partition's conversation), else the check and then the claim.
+   */
+  private async claimUnlessRecalled(
+    d: Delivery,
+    field: string,
+    stored: Stored<PartEntry> | undefined,
+    sending: PartEntry,
+  ): Promise<Stored<PartEntry> | 'recalled' | undefined> {
+    const { partition } = d.address;
+    if (d.item.sourcePartition === partition) {
+      return this.ledger.compareAndSetUnlessRecalled(partition, field, stored, sending, {
+        key: this.keys.recalledTriggers(partition),
+        trigger: d.item.event.payload.triggerEventId,
+      });
+    }
+    if (await this.recalledTrigger(d.item)) return 'recalled';
+    return this.ledger.compareAndSet(partition, field, stored, sending);
   }
 
   /** The trigger was recalled: nothing more of this reply goes out. */
@@ -589,6 +676,7 @@ export class ReplyDelivery {
 
   private async finish(d: Delivery, outcome: ActionDone['outcome']): Promise<void> {
     if (outcome === 'dropped') return; // written with its event
+    if (outcome === 'delivered' && d.doneWritten) return; // written with the last part
     await this.writeDone(d, outcome);
   }
 

@@ -43,6 +43,34 @@ describe('SendLedger (real Redis)', () => {
     expect(await redis.hexists(keys.sendLedger(0), 'act_y:0')).toBe(1);
   });
 
+  it('claims a part unless the trigger was recalled, in one step, against what was read', async () => {
+    const sending: PartEntry = { state: 'sending', attempts: 1, at: recent };
+    const field = SendLedger.partField('act_r', 0);
+    const recalled = { key: keys.recalledTriggers(0), trigger: 'evt_trigger' };
+    const claimed = await ledger.compareAndSetUnlessRecalled(0, field, undefined, sending, recalled);
+    expect(claimed).toMatchObject({ value: sending });
+    // Changed under us: nothing written, as compareAndSet.
+    expect(await ledger.compareAndSetUnlessRecalled(0, field, undefined, sending, recalled)).toBeUndefined();
+    await redis.zadd(recalled.key, 1, 'evt_trigger');
+    const other = SendLedger.partField('act_r', 1);
+    expect(await ledger.compareAndSetUnlessRecalled(0, other, undefined, sending, recalled)).toBe('recalled');
+    expect(await redis.hexists(keys.sendLedger(0), other)).toBe(0);
+  });
+
+  it('reads an action’s done and plan in one go, parsed by the same rules as done() and plan()', async () => {
+    expect(await ledger.head(0, 'act_h')).toEqual({ done: null, plan: null });
+    const plan = JSON.stringify({ form: 'text', parts: ['a'], polished: false, at: recent });
+    await redis.hset(keys.sendLedger(0), 'act_h:plan', plan);
+    const head = await ledger.head(0, 'act_h');
+    expect(head).toEqual({ done: null, plan });
+    expect(SendLedger.parsePlan('act_h', head.plan)?.value.parts).toEqual(['a']);
+    expect(SendLedger.parseDone('act_h', head.done)).toBeUndefined();
+    await redis.hset(keys.sendLedger(0), 'act_h:done', 'not json');
+    expect(() => SendLedger.parseDone('act_h', 'not json')).toThrow(
+      expect.objectContaining({ code: 'SEND.LEDGER_CORRUPT' }),
+    );
+  });
+
   it('refuses to interpret a corrupt entry', async () => {
     await redis.hset(keys.sendLedger(0), 'act_z:0', 'not json');
     await expect(ledger.part(0, 'act_z', 0)).rejects.toMatchObject({ code: 'SEND.LEDGER_CORRUPT' });

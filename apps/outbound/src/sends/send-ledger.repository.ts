@@ -19,9 +19,33 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 `;
 
+// The same, unless the reply's trigger is in the recalled set (then -1, nothing written): the last recall check
+// before a call and the claim of the part in one step. Both keys are on one slot (caller's duty).
+const CLAIM_UNLESS_RECALLED = `
+if redis.call('ZSCORE', KEYS[2], ARGV[4]) then return -1 end
+local current = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if current ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`;
+
 type CasRedis = Redis & {
   qunliSendLedgerCas(key: string, field: string, expected: string, value: string): Promise<number>;
+  qunliSendLedgerClaim(
+    key: string,
+    recalled: string,
+    field: string,
+    expected: string,
+    value: string,
+    trigger: string,
+  ): Promise<number>;
 };
+
+/** An action's `done` and `plan` fields as stored (`null`: absent), read in one command. */
+export interface LedgerHead {
+  done: string | null;
+  plan: string | null;
+}
 
 /**
  * Outbound's send ledger in Redis (docs/adr/0009): one hash per partition (`keys.sendLedger(p)`), fields
@@ -36,6 +60,7 @@ export class SendLedger {
     private readonly keys: Keyspace,
   ) {
     this.redis.defineCommand('qunliSendLedgerCas', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    this.redis.defineCommand('qunliSendLedgerClaim', { numberOfKeys: 2, lua: CLAIM_UNLESS_RECALLED });
   }
 
   /** A part of the plan: its index, or `f` for the one forward message. */
@@ -56,12 +81,28 @@ export class SendLedger {
   }
 
   async plan(partition: number, actionId: string): Promise<Stored<ReplyPlan> | undefined> {
-    const raw = await this.redis.hget(this.key(partition), SendLedger.planField(actionId));
-    return raw === null ? undefined : { raw, value: parse<ReplyPlan>(raw, SendLedger.planField(actionId), isPlan) };
+    return SendLedger.parsePlan(actionId, await this.redis.hget(this.key(partition), SendLedger.planField(actionId)));
   }
 
   async done(partition: number, actionId: string): Promise<ActionDone | undefined> {
-    const raw = await this.redis.hget(this.key(partition), SendLedger.doneField(actionId));
+    return SendLedger.parseDone(actionId, await this.redis.hget(this.key(partition), SendLedger.doneField(actionId)));
+  }
+
+  /** `done` and `plan` of an action together (one HMGET), unparsed: `parseDone` / `parsePlan` read them. */
+  async head(partition: number, actionId: string): Promise<LedgerHead> {
+    const [done = null, plan = null] = await this.redis.hmget(
+      this.key(partition),
+      SendLedger.doneField(actionId),
+      SendLedger.planField(actionId),
+    );
+    return { done, plan };
+  }
+
+  static parsePlan(actionId: string, raw: string | null): Stored<ReplyPlan> | undefined {
+    return raw === null ? undefined : { raw, value: parse<ReplyPlan>(raw, SendLedger.planField(actionId), isPlan) };
+  }
+
+  static parseDone(actionId: string, raw: string | null): ActionDone | undefined {
     return raw === null
       ? undefined
       : parse<ActionDone>(raw, SendLedger.doneField(actionId), (v) => typeof (v as ActionDone).outcome === 'string');
@@ -88,6 +129,29 @@ export class SendLedger {
       raw,
     );
     return done === 1 ? { value, raw } : undefined;
+  }
+
+  /**
+   * `compareAndSet`, unless `trigger` is a member of the sorted set `recalled` (then `'recalled'`, nothing
+   * written). `recalled` must be on the partition's slot.
+   */
+  async compareAndSetUnlessRecalled<T>(
+    partition: number,
+    field: string,
+    expected: Stored<T> | undefined,
+    value: T,
+    recalled: { key: string; trigger: string },
+  ): Promise<Stored<T> | 'recalled' | undefined> {
+    const raw = JSON.stringify(value);
+    const done = await (this.redis as CasRedis).qunliSendLedgerClaim(
+      this.key(partition),
+      recalled.key,
+      field,
+      expected?.raw ?? '',
+      raw,
+      recalled.trigger,
+    );
+    return done === 1 ? { value, raw } : done === -1 ? 'recalled' : undefined;
   }
 
   /**

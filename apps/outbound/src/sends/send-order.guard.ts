@@ -23,17 +23,15 @@ export class SendOrderGuard {
 
   async earlierPending(item: OutboxItem): Promise<boolean> {
     const stream = this.keys.stream(item.sourcePartition);
-    const pending = (await this.redis.xpending(stream, ConsumerGroup.Outbound, '-', `(${item.entryId}`, SCAN)) as [
-      string,
-      string,
-      number,
-      number,
-    ][];
+    const pending = await this.pendingBefore(item, SCAN);
     if (pending.length === 0) return false;
     if (pending.length >= SCAN) return true;
     const conversation = conversationOf(item.event.payload.targetType, item.event.payload.targetId);
-    for (const [id] of pending) {
-      const [entry] = (await this.redis.xrange(stream, id, id)) as [string, string[]][];
+    // The entries are independent reads: one pipeline, not one round trip each.
+    const entries = await Promise.all(
+      pending.map(([id]) => this.redis.xrange(stream, id, id) as Promise<[string, string[]][]>),
+    );
+    for (const [entry] of entries) {
       const fields = entry?.[1];
       if (!fields || fields[1] !== EventKind.ActionSend) continue;
       try {
@@ -52,5 +50,25 @@ export class SendOrderGuard {
       }
     }
     return false;
+  }
+
+  /**
+   * True when no entry before the reply's own is pending in its stream at all: then no earlier reply can ever
+   * hold it back, because an entry before it was delivered before it (XREADGROUP delivers in id order) and can
+   * only leave the pending list from now on, never join it. So a `true` here stays true, and `earlierPending`
+   * need not be asked for this reply again. One XPENDING, cheap enough to ask while the reply is being queued.
+   */
+  async noneEarlier(item: OutboxItem): Promise<boolean> {
+    return (await this.pendingBefore(item, 1)).length === 0;
+  }
+
+  private async pendingBefore(item: OutboxItem, count: number): Promise<[string, string, number, number][]> {
+    return (await this.redis.xpending(
+      this.keys.stream(item.sourcePartition),
+      ConsumerGroup.Outbound,
+      '-',
+      `(${item.entryId}`,
+      count,
+    )) as [string, string, number, number][];
   }
 }

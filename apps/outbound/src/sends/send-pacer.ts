@@ -37,9 +37,13 @@ export class SendPacer {
     this.global = globalBucket(config.QUNLI_SEND_GLOBAL_PER_SECOND);
   }
 
-  /** Wait for everything that paces a send of `text` to `address`. */
-  async beforeSend(address: OutboxAddress, text: string): Promise<void> {
-    await this.cooldownOver(address);
+  /**
+   * Wait for everything that paces a send of `text` to `address`. `cooldownLeftMs`: what `cooldownLeft` just
+   * returned, when the caller read it together with something else; otherwise it is read here.
+   */
+  async beforeSend(address: OutboxAddress, text: string, cooldownLeftMs?: number): Promise<void> {
+    if (cooldownLeftMs === undefined) await this.cooldownOver(address);
+    else await this.waitCooldown(cooldownLeftMs);
     await this.token(this.keys.sendBudget(address.partition, address.conversation), this.group, 'group_budget');
     await this.token(this.keys.sendRate, this.global, 'global_rate');
     const typing = typingDelayMs(text, this.config.QUNLI_SEND_TYPING_CHARS_PER_SECOND);
@@ -62,7 +66,15 @@ export class SendPacer {
   }
 
   async cooldownOver(address: OutboxAddress): Promise<void> {
-    const realMs = await this.redis.pttl(this.keys.sendCooldown(address.partition, address.conversation));
+    await this.waitCooldown(await this.cooldownLeft(address));
+  }
+
+  /** Real milliseconds left of the conversation's cooldown (≤ 0: none). */
+  async cooldownLeft(address: OutboxAddress): Promise<number> {
+    return this.redis.pttl(this.keys.sendCooldown(address.partition, address.conversation));
+  }
+
+  private async waitCooldown(realMs: number): Promise<void> {
     if (realMs > 0) await this.wait('cooldown', this.clock.product(realMs));
   }
 
