@@ -66,7 +66,11 @@ export class EpisodeControlListener implements OnModuleInit, OnModuleDestroy {
 
   /** The durable control record the scheduler keeps for the episode. */
   async record(groupId: string | null, episodeId: string): Promise<EpisodeControlRecord | null> {
-    const json = await this.redis.get(this.keys.episodeControl(this.keys.partitionOf(groupId), episodeId));
+    return this.parse(await this.redis.get(this.keys.episodeControl(this.keys.partitionOf(groupId), episodeId)));
+  }
+
+  /** A control record as stored (read here, or by an episode commit); null when absent or unreadable. */
+  parse(json: string | null): EpisodeControlRecord | null {
     if (json === null) return null;
     try {
       return JSON.parse(json) as EpisodeControlRecord;

@@ -11,27 +11,42 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 // KEYS: state hash, partition stream, control record, done marker, acted marker.
 // ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
 //       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
-//       replies covered), then kind/envelope pairs.
-// Returns {1, newRev} committed, {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped.
+//       replies covered), yield seq (non-empty: refuse when the control record's newest command is an interrupt
+//       with a greater seq, and return the record), then kind/envelope pairs.
+// Returns {1, newRev, control} committed (control: the control record as it was at the commit, or nil),
+// {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped, {-2, rev, control} yielded to an
+// interrupt (nothing written).
 const COMMIT = `
 local rev = tonumber(redis.call('HGET', KEYS[1], 'rev') or '0')
 if rev ~= tonumber(ARGV[1]) then return {0, rev} end
-if ARGV[4] == '1' then
-  local control = redis.call('GET', KEYS[3])
-  if control then
-    local ok, record = pcall(cjson.decode, control)
-    if ok and type(record) == 'table' and record.stopped == true then return {-1, rev} end
-  end
+local control = redis.call('GET', KEYS[3])
+local record = nil
+if control then
+  local ok, decoded = pcall(cjson.decode, control)
+  if ok and type(decoded) == 'table' then record = decoded end
 end
-for i = 7, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
+if ARGV[4] == '1' and record and record.stopped == true then return {-1, rev} end
+if ARGV[7] ~= '' and record and record.stopped ~= true and type(record.latest) == 'table'
+  and record.latest.command == 'interrupt' and tonumber(record.seq) and tonumber(record.seq) > tonumber(ARGV[7]) then
+  return {-2, rev, control}
+end
+for i = 8, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
 if ARGV[6] ~= '' then redis.call('SET', KEYS[5], ARGV[6], 'EX', ARGV[3]) end
-return {1, rev + 1}
+return {1, rev + 1, control}
 `;
 
-export type CommitResult = { kind: 'committed'; rev: number } | { kind: 'conflict'; rev: number } | { kind: 'stopped' };
+/**
+ * `control`: the episode's control record (`EpisodeControlRecord` JSON) as the commit saw it, in the same atomic
+ * step; null when it has none. `yielded`: the commit was asked to yield to a newer interrupt, and did.
+ */
+export type CommitResult =
+  | { kind: 'committed'; rev: number; control: string | null }
+  | { kind: 'conflict'; rev: number }
+  | { kind: 'stopped' }
+  | { kind: 'yielded'; control: string };
 
 /**
  * An episode's persisted state and the events of each step, committed together in one Lua call on the episode's
@@ -39,7 +54,9 @@ export type CommitResult = { kind: 'committed'; rev: number } | { kind: 'conflic
  * does. The commit is fenced by a revision, so of two workers running the same episode (a stalled job handed to
  * another process while the first still runs) only one can record each step; and a commit that acts refuses
  * once the scheduler has stopped the episode (cancel / supersede), in the same atomic step, and otherwise sets the
- * episode's acted marker (`Keyspace.episodeActed`) the scheduler reads before it would supersede it.
+ * episode's acted marker (`Keyspace.episodeActed`) the scheduler reads before it would supersede it. Every commit
+ * returns the control record as it read it, so the runner needs no read of its own right after a commit; and a
+ * commit given `yieldAfterSeq` writes nothing when the record's newest command is an interrupt after that seq.
  */
 @Injectable()
 export class EpisodeStateStore {
@@ -54,8 +71,29 @@ export class EpisodeStateStore {
   async load(groupId: string | null, episodeId: string): Promise<{ state: EpisodeState; rev: number } | null> {
     const partition = this.keys.partitionOf(groupId);
     const [rev, json] = await this.redis.hmget(this.keys.episodeState(partition, episodeId), 'rev', 'state');
-    if (rev === null || rev === undefined || json === null || json === undefined) return null;
-    return { state: JSON.parse(json) as EpisodeState, rev: Number(rev) };
+    return loaded(rev, json);
+  }
+
+  /**
+   * `load` and `isDone` in one round trip (both keys carry the partition's hash tag): the persisted state, or
+   * `done` when the episode has none and its done marker is set, or null when it is unknown.
+   */
+  async open(groupId: string | null, episodeId: string): Promise<{ state: EpisodeState; rev: number } | 'done' | null> {
+    const partition = this.keys.partitionOf(groupId);
+    const replies = await this.redis
+      .pipeline()
+      .hmget(this.keys.episodeState(partition, episodeId), 'rev', 'state')
+      .exists(this.keys.episodeDone(partition, episodeId))
+      .exec();
+    const [[stateError, fields], [doneError, done]] = replies as [
+      [Error | null, (string | null)[]],
+      [Error | null, number],
+    ];
+    if (stateError) throw stateError;
+    const found = loaded(fields[0], fields[1]);
+    if (found) return found;
+    if (doneError) throw doneError;
+    return done === 1 ? 'done' : null;
   }
 
   /**
@@ -77,16 +115,11 @@ export class EpisodeStateStore {
     });
   }
 
-  async isDone(groupId: string | null, episodeId: string): Promise<boolean> {
-    const partition = this.keys.partitionOf(groupId);
-    return (await this.redis.exists(this.keys.episodeDone(partition, episodeId))) === 1;
-  }
-
   async commit(
     state: EpisodeState,
     expectedRev: number,
     events: EventEnvelope[],
-    options: { acts: boolean; final: boolean },
+    options: { acts: boolean; final: boolean; yieldAfterSeq?: number },
   ): Promise<CommitResult> {
     for (const event of events) this.eventLog.validate(event);
     const p = this.keys.partitionOf(state.groupId);
@@ -97,10 +130,13 @@ export class EpisodeStateStore {
       options.acts ? '1' : '0',
       options.final ? '1' : '0',
       events.some((e) => e.kind === EventKind.ActionSend) ? JSON.stringify(state.answered ?? []) : '',
+      options.yieldAfterSeq !== undefined ? options.yieldAfterSeq : '',
     ];
     for (const event of events) args.push(event.kind, JSON.stringify(event));
-    const [status, rev] = await (
-      this.redis as unknown as { qunliEpisodeCommit(...a: (string | number)[]): Promise<[number, number]> }
+    const [status, rev, control] = await (
+      this.redis as unknown as {
+        qunliEpisodeCommit(...a: (string | number)[]): Promise<[number, number, string | null | undefined]>;
+      }
     ).qunliEpisodeCommit(
       this.keys.episodeState(p, state.episodeId),
       this.keys.stream(p),
@@ -109,8 +145,17 @@ export class EpisodeStateStore {
       this.keys.episodeActed(p, state.episodeId),
       ...args,
     );
-    if (status === 1) return { kind: 'committed', rev };
+    if (status === 1) return { kind: 'committed', rev, control: control ?? null };
     if (status === -1) return { kind: 'stopped' };
+    if (status === -2) return { kind: 'yielded', control: control ?? '' };
     return { kind: 'conflict', rev };
   }
+}
+
+function loaded(
+  rev: string | null | undefined,
+  json: string | null | undefined,
+): { state: EpisodeState; rev: number } | null {
+  if (rev === null || rev === undefined || json === null || json === undefined) return null;
+  return { state: JSON.parse(json) as EpisodeState, rev: Number(rev) };
 }

@@ -8,6 +8,7 @@ import {
   type ContextMessage,
   type EpisodeAction,
   type EpisodeControlPayload,
+  type EpisodeControlRecord,
   type EpisodeJob,
   type EpisodeObservation,
   type EventEnvelope,
@@ -104,6 +105,11 @@ interface Run {
   persona: EffectivePersona;
   sections: ProvidedSections;
   handBack: AbortSignal;
+  /**
+   * The control record as the last commit read it (`null`: none), kept for the loop's next `syncControl` only:
+   * every step that goes on ends with its commit, so nothing happened between that read and the loop's.
+   */
+  seenAtCommit: { json: string | null } | undefined;
 }
 
 /** Planning messages for step `n`: the LLM calls it made and what they cost, summed into the step's record. */
@@ -152,14 +158,22 @@ export class EpisodeRunner {
     handBack: AbortSignal = new AbortController().signal,
   ): Promise<EpisodeResult> {
     const began = performance.now();
-    const loaded = await this.store.load(job.groupId, job.episodeId);
-    if (!loaded && (await this.store.isDone(job.groupId, job.episodeId))) return this.duplicate('done');
-    if (loaded?.state.status === 'final') return this.duplicate('done');
+    // The prompt sections depend only on the job (less what a superseded episode answered), not on its persisted
+    // state: they are read while the state is, and dropped unread when the job turns out to be a duplicate.
+    const taking = this.withoutAnswered(job);
+    const collecting = taking.then((taken) => this.sectionsFor(taken.job));
+    // A duplicate leaves them unawaited: their failures (a Redis error) must not surface as unhandled there.
+    taking.catch(() => undefined);
+    collecting.catch(() => undefined);
+    const opened = await this.store.open(job.groupId, job.episodeId);
+    const loaded = opened === 'done' ? null : opened;
+    if (opened === 'done' || loaded?.state.status === 'final') return this.duplicate('done');
     if (!loaded && job.mode === 'resume') {
       this.logger.warn(`resume of unknown episode ${job.episodeId}: nothing to continue`);
       return this.duplicate('unknown_episode');
     }
-    const taken = await this.withoutAnswered(job);
+    const taken = await taking;
+    if (taken.answered.length > 0) this.metrics.inheritedAnswered.inc(taken.answered.length);
     job = taken.job;
     const persona = effectivePersona(this.personaPolicy, job.groupId);
     const inbox = this.control.open(job.episodeId);
@@ -177,6 +191,7 @@ export class EpisodeRunner {
       persona,
       sections: {},
       handBack,
+      seenAtCommit: undefined,
     };
     run.events = new EpisodeEvents(run.state, () => this.clock.now());
     inbox.onCommand = (command) => this.heard(run, command);
@@ -187,16 +202,7 @@ export class EpisodeRunner {
       Math.min(this.clock.realUntil(run.state.deadline), 2_147_000_000),
     );
     try {
-      run.sections = await this.prompts.collect({
-        episodeId: job.episodeId,
-        groupId: job.groupId,
-        selfId: job.trigger.payload.selfId,
-        senderId: job.trigger.payload.sender.userId,
-        senderName: job.trigger.payload.sender.displayName,
-        ...(job.trigger.threadId !== undefined ? { threadId: job.trigger.threadId } : {}),
-        text: [...(job.fragments ?? []).map((f) => f.payload.text), job.trigger.payload.text].join('\n'),
-        now: this.clock.now(),
-      });
+      run.sections = await collecting;
       if (!loaded) await this.begin(run, attempt);
       else if (run.state.status === 'awaiting_observation') {
         if (!(await this.resume(run))) return { outcome: 'waiting', steps: run.state.step, actionIds: [] };
@@ -214,6 +220,20 @@ export class EpisodeRunner {
   }
 
   // --- start, resume, loop ------------------------------------------------------------------------------------
+
+  /** The prompt sections other modules provide for the job's trigger and fragments. */
+  private sectionsFor(job: EpisodeJob): Promise<ProvidedSections> {
+    return this.prompts.collect({
+      episodeId: job.episodeId,
+      groupId: job.groupId,
+      selfId: job.trigger.payload.selfId,
+      senderId: job.trigger.payload.sender.userId,
+      senderName: job.trigger.payload.sender.displayName,
+      ...(job.trigger.threadId !== undefined ? { threadId: job.trigger.threadId } : {}),
+      text: [...(job.fragments ?? []).map((f) => f.payload.text), job.trigger.payload.text].join('\n'),
+      now: this.clock.now(),
+    });
+  }
 
   /** `answered`: fragments taken over from a superseded episode whose replies covered them (left out of the job). */
   private initialState(job: EpisodeJob, persona: EffectivePersona, answered: string[]): EpisodeState {
@@ -314,15 +334,6 @@ export class EpisodeRunner {
     ]);
   }
 
-  /** Whether the newest control command is an interrupt naming messages the episode has not taken in yet. */
-  private async unseenInterrupt(run: Run): Promise<boolean> {
-    const record = await this.control.record(run.state.groupId, run.state.episodeId);
-    if (!record || record.stopped || record.seq <= run.state.appliedSeq) return false;
-    if (record.latest.command !== 'interrupt') return false;
-    const known = new Set(run.state.history.flatMap((e) => (e.kind === 'message' ? [e.eventId] : [])));
-    return (record.latest.eventIds ?? []).some((id) => !known.has(id));
-  }
-
   /**
    * Leave out the fragments taken over from a superseded episode that answered after all: its send was committed
    * just before the supersede, which the scheduler could not yet know. Its acted marker is set by then (a send
@@ -344,7 +355,6 @@ export class EpisodeRunner {
     );
     if (answered.size === 0) return { job, answered: [] };
     const fragments = job.fragments.filter((f) => !answered.has(f.id));
-    this.metrics.inheritedAnswered.inc(job.fragments.length - fragments.length);
     return {
       job: { ...job, fragments },
       answered: job.fragments.filter((f) => answered.has(f.id)).map((f) => f.id),
@@ -419,7 +429,9 @@ export class EpisodeRunner {
 
   private async loop(run: Run): Promise<EpisodeResult> {
     for (;;) {
-      await this.syncControl(run);
+      const seen = run.seenAtCommit;
+      run.seenAtCommit = undefined;
+      await this.syncControl(run, seen);
       if (run.handBack.aborted) throw this.handedBack(run);
       const limit = limitReached(run.state, this.clock.nowMs());
       if (limit) return this.end(run, limit, []);
@@ -434,6 +446,7 @@ export class EpisodeRunner {
   private async step(run: Run): Promise<EpisodeResult | null> {
     const state = run.state;
     const index = state.step;
+    run.seenAtCommit = undefined;
     run.pending.push(
       run.events.monitor('cycle.start', {
         cycle_id: `${state.episodeId}:${index}`,
@@ -823,18 +836,27 @@ export class EpisodeRunner {
       answered,
       history,
     };
-    // Messages taken in while the reply was written (an interrupt cannot abort the replyer) are not in it: the
-    // episode goes on to them instead of ending as if it had answered everyone.
-    const unseen = !decision.args.continue && (await this.unseenInterrupt(run));
-    if ((decision.args.continue || unseen) && index + 1 < run.state.maxSteps) {
+    const goesOn = index + 1 < run.state.maxSteps;
+    if (decision.args.continue && goesOn) {
       await this.commit(run, moveTo(next, 'thinking'), [step, send], { acts: true });
       return null;
     }
+    // Messages taken in while the reply was written (an interrupt cannot abort the replyer) are not in it: the
+    // episode goes on to them instead of ending as if it had answered everyone. The final commit yields to such an
+    // interrupt (it reads the control record in the same atomic step), and the send is committed going on instead.
+    const before = run.state;
     run.state = next;
-    return this.end(run, { outcome: 'replied', cause: 'action', reason: `replied to ${target.messageId}` }, [
-      step,
-      send,
-    ]);
+    const ended = await this.ending(
+      run,
+      { outcome: 'replied', cause: 'action', reason: `replied to ${target.messageId}` },
+      [step, send],
+      {},
+      goesOn ? (record) => unseenInterrupt(record, before) : undefined,
+    );
+    if (ended) return ended;
+    run.state = before;
+    await this.commit(run, moveTo(next, 'thinking'), [step, send], { acts: true });
+    return null;
   }
 
   private async sendEmoji(
@@ -1178,10 +1200,15 @@ export class EpisodeRunner {
     }
   }
 
-  /** Apply every command not applied yet, in seq order: heard ones, the durable record, gaps from the log. */
-  private async syncControl(run: Run): Promise<void> {
+  /**
+   * Apply every command not applied yet, in seq order: heard ones, the durable record, gaps from the log. `seen`:
+   * the record as the commit just before read it (then it is not read again).
+   */
+  private async syncControl(run: Run, seen?: { json: string | null }): Promise<void> {
     const heard = run.inbox.take();
-    const record = await this.control.record(run.state.groupId, run.state.episodeId);
+    const record = seen
+      ? this.control.parse(seen.json)
+      : await this.control.record(run.state.groupId, run.state.episodeId);
     const bySeq = new Map<number, EpisodeControlPayload>();
     for (const c of heard) if (c.seq > run.state.appliedSeq) bySeq.set(c.seq, c);
     if (record && record.seq > run.state.appliedSeq) {
@@ -1305,6 +1332,17 @@ export class EpisodeRunner {
     events: EventEnvelope[],
     patch: Partial<EpisodeState> = {},
   ): Promise<EpisodeResult> {
+    return (await this.ending(run, end, events, patch))!;
+  }
+
+  /** `end`, unless `yieldTo` holds for a newer interrupt the final commit met: then null, and nothing is committed. */
+  private async ending(
+    run: Run,
+    end: EpisodeEnd,
+    events: EventEnvelope[],
+    patch: Partial<EpisodeState>,
+    yieldTo?: (record: EpisodeControlRecord) => boolean,
+  ): Promise<EpisodeResult | null> {
     const state: EpisodeState = moveTo(
       { ...run.state, ...patch, outcome: end.outcome, endedBy: end.cause, waiting: null },
       'final',
@@ -1327,7 +1365,10 @@ export class EpisodeRunner {
       ...(end.outcome === 'replied' ? { answeredEventIds: state.answered ?? [] } : {}),
     });
     const acts = events.some((e) => e.kind === EventKind.ActionSend);
-    await this.commit(run, state, [...events, completed], { acts, final: true });
+    if (
+      !(await this.commit(run, state, [...events, completed], { acts, final: true, ...(yieldTo ? { yieldTo } : {}) }))
+    )
+      return null;
     this.metrics.episodes.inc({ outcome: end.outcome, ended_by: end.cause });
     this.metrics.steps.observe(state.step);
     if (error && end.outcome === 'failed')
@@ -1343,23 +1384,35 @@ export class EpisodeRunner {
 
   // --- plumbing -----------------------------------------------------------------------------------------------
 
-  /** Commit the state with its events (and the pending monitor / llm.called events); stop on conflict or stop. */
+  /**
+   * Commit the state with its events (and the pending monitor / llm.called events); stop on conflict or stop.
+   * `yieldTo`: when the control record's newest command is an interrupt the state has not applied and this says
+   * yes to it, nothing is committed and the answer is false.
+   */
   private async commit(
     run: Run,
     state: EpisodeState,
     events: EventEnvelope[],
-    options: { acts?: boolean; final?: boolean } = {},
-  ): Promise<void> {
+    options: { acts?: boolean; final?: boolean; yieldTo?: (record: EpisodeControlRecord) => boolean } = {},
+  ): Promise<boolean> {
     const all = [...run.pending, ...events];
     const result = await this.store.commit(state, run.rev, all, {
       acts: options.acts === true,
       final: options.final === true,
+      ...(options.yieldTo ? { yieldAfterSeq: state.appliedSeq } : {}),
     });
     if (result.kind === 'committed') {
       run.rev = result.rev;
       run.state = state;
       run.pending = [];
-      return;
+      run.seenAtCommit = { json: result.control };
+      return true;
+    }
+    if (result.kind === 'yielded') {
+      const record = this.control.parse(result.control);
+      if (record && options.yieldTo!(record)) return false;
+      // An interrupt of messages the episode has already taken in: nothing to yield to.
+      return this.commit(run, state, events, { ...options, yieldTo: undefined });
     }
     if (result.kind === 'conflict') {
       this.metrics.redeliveries.inc({ reason: 'another_worker' });
@@ -1488,6 +1541,14 @@ function addCost(a: StepCost, b: StepCost): StepCost {
     llmCalls: a.llmCalls + b.llmCalls,
     ...(a.model ? { model: a.model } : {}),
   };
+}
+
+/** Whether the record's newest command is an interrupt naming messages the episode has not taken in yet. */
+function unseenInterrupt(record: EpisodeControlRecord, state: EpisodeState): boolean {
+  if (record.stopped || record.seq <= state.appliedSeq) return false;
+  if (record.latest.command !== 'interrupt') return false;
+  const known = new Set(state.history.flatMap((e) => (e.kind === 'message' ? [e.eventId] : [])));
+  return (record.latest.eventIds ?? []).some((id) => !known.has(id));
 }
 
 /** Whether a command makes the ones before it moot (the `EpisodeControlPayload` contract). */
