@@ -8,6 +8,7 @@ import { scale } from './scale.scenario.js';
 import { fairness } from './fairness.scenario.js';
 import { schedulerMemory } from './scheduler-memory.scenario.js';
 import { keywords } from './keywords.scenario.js';
+import { steady } from './steady.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -78,6 +79,14 @@ const SCENARIOS: Record<string, Scenario> = {
       groups: number(flags, 'groups', 10_000),
       eventsPerGroup: number(flags, 'events-per-group', 20),
       ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
+    }),
+  steady: (flags) =>
+    steady({
+      rate: number(flags, 'rate', 100),
+      groups: number(flags, 'groups', 1000),
+      warmupMs: number(flags, 'warmup-ms', 15_000),
+      measureMs: number(flags, 'measure-ms', 20_000),
+      ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   keywords: (flags) => keywords({ terms: number(flags, 'terms', 10_000), megabytes: number(flags, 'megabytes', 8) }),
 };

@@ -41,6 +41,12 @@ export interface ConsumerOptions {
   /** How long one XREADGROUP blocks waiting for entries. Default 1000 ms. */
   blockMs?: number;
   /**
+   * Batch consumers: after a read that was not full, wait this long before reading again, so entries gather into
+   * fewer, larger batches (each read of each partition is a wake-up and a round trip). Adds at most this much
+   * delay. Default 0.
+   */
+  lingerMs?: number;
+  /**
    * Called for each entry in the same tick as the reader's duplicate check (the inbox lookup), before the handler:
    * reads it starts go to Redis in the same write as that lookup, so a handler whose reads it knows ahead saves a
    * round trip per event. It must only read (a duplicate's handler never runs, and what it read is dropped), put

@@ -14,6 +14,7 @@ const SETTINGS: ReaderSettings = {
   urgentReserve: 1,
   readCount: 64,
   blockMs: 100,
+  lingerMs: 0,
   retryBaseMs: 50,
   retryMaxMs: 200,
   maxHeld: 1000,

@@ -37,6 +37,8 @@ export interface ReaderSettings {
   urgentReserve: number;
   readCount: number;
   blockMs: number;
+  /** Batch mode: after a read that was not full, how long to let entries gather before reading again. */
+  lingerMs: number;
   /** First retry delay of a failed handler; doubles per failure up to `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
@@ -225,6 +227,12 @@ export class PartitionReader {
         if (!this.running) break;
         const entries = this.entriesOf(reply, () => 1);
         if (entries.length > 0) await this.handle(entries);
+        // A batch consumer that got less than a full read waits for more to gather before it reads again: at a
+        // low rate each read would otherwise return an entry or two, and every read is a wake-up, a round trip
+        // and a transaction's worth of fixed cost, for each of the partitions.
+        if (this.dispatch.mode === 'batch' && entries.length < this.settings.readCount && this.settings.lingerMs > 0) {
+          await Promise.race([sleep(this.settings.lingerMs), this.halted]);
+        }
       } catch (error) {
         if (!this.running) break;
         if (describe(error).includes('NOGROUP')) await this.ensureGroup().catch((e: unknown) => this.fault(e));

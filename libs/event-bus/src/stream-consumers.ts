@@ -86,6 +86,7 @@ export class StreamConsumers {
         urgentReserve: options.urgentReserve ?? 8,
         readCount: options.readCount ?? 100,
         blockMs: options.blockMs ?? 1000,
+        lingerMs: options.lingerMs ?? 0,
         retryBaseMs: this.config.QUNLI_RETRY_BASE_MS,
         retryMaxMs: this.config.QUNLI_RETRY_MAX_MS,
         maxHeld: 20_000,

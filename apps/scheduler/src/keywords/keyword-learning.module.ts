@@ -4,6 +4,9 @@ import { StreamConsumers, type RunningConsumer } from '@app/event-bus';
 import { KeywordLexiconStore } from './keyword-lexicon.store.js';
 import { KeywordsConsumer } from './keywords.consumer.js';
 
+/** After a read that was not full, let entries gather this long (real ms): the lexicon's learning waits for nobody. */
+const KEYWORDS_LINGER_MS = 200;
+
 /**
  * The `keywords` consumer group that learns the lexicon from the log (ADR-0020). It decides nothing the scheduler
  * waits for, so it runs beside the projector in the scheduler's log thread (ADR-0025), or on the main thread with
@@ -19,7 +22,7 @@ export class KeywordLearningModule implements OnApplicationBootstrap, BeforeAppl
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.consumer = this.consumers.batch(ConsumerGroup.Keywords, this.handler);
+    this.consumer = this.consumers.batch(ConsumerGroup.Keywords, this.handler, { lingerMs: KEYWORDS_LINGER_MS });
     await this.consumer.start();
   }
 

@@ -3,6 +3,8 @@ export interface GroupCommitOptions<T> {
   write(items: T[]): Promise<void>;
   /** Least real time between the starts of two writes: submissions arriving meanwhile share the next one. */
   intervalMs: number;
+  /** Writes in flight at most (each with its own submissions; one caller has at most one submission waiting). */
+  concurrency: number;
   /** Items taken into one write at most (a single larger submission is still written whole). */
   maxItems: number;
 }
@@ -14,8 +16,8 @@ interface Submission<T> {
 }
 
 /**
- * Group commit: batches handed in by several callers (one per partition reader) are written together, one write
- * at a time, at most one write per `intervalMs`. A partition with a few new entries no longer costs a transaction of
+ * Group commit: batches handed in by several callers (one per partition reader) are written together, at most
+ * `concurrency` writes at a time and at most one started per `intervalMs`. A partition with a few new entries no longer costs a transaction of
  * its own: at low rates most of a projector's time went to `BEGIN`/`COMMIT` round trips and per-statement
  * overhead for batches of one or two entries, for each of sixteen partitions.
  *
@@ -25,7 +27,7 @@ interface Submission<T> {
 export class GroupCommit<T> {
   private waiting: Submission<T>[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private writing = false;
+  private writing = 0;
   private lastStart = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: GroupCommitOptions<T>) {}
@@ -40,7 +42,7 @@ export class GroupCommit<T> {
   }
 
   private schedule(): void {
-    if (this.writing || this.timer || this.waiting.length === 0) return;
+    if (this.writing >= this.options.concurrency || this.timer || this.waiting.length === 0) return;
     const wait = Math.max(0, this.lastStart + this.options.intervalMs - performance.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -49,13 +51,15 @@ export class GroupCommit<T> {
   }
 
   private async flush(): Promise<void> {
-    this.writing = true;
+    this.writing++;
     this.lastStart = performance.now();
     const taken = this.take();
+    // Another write may start after the interval, while this one runs.
+    this.schedule();
     try {
       await this.writeTogether(taken);
     } finally {
-      this.writing = false;
+      this.writing--;
       this.schedule();
     }
   }

@@ -7,6 +7,8 @@ import { StreamTrimmer } from './stream-trimmer.js';
 
 /** Entries the projector reads per partition at once: large batches make cheap transactions. */
 const PROJECTOR_READ_COUNT = 1000;
+/** After a read that was not full, let entries gather this long (real ms) before reading the partition again. */
+export const PROJECTOR_LINGER_MS = 200;
 
 /**
  * The projector consumer group (read models + `event_log`) and the stream trimmer, run by whichever app imports
@@ -26,7 +28,10 @@ export class ProjectorModule implements OnApplicationBootstrap, BeforeApplicatio
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.consumer = this.consumers.batch(ConsumerGroup.Projector, this.projector, { readCount: PROJECTOR_READ_COUNT });
+    this.consumer = this.consumers.batch(ConsumerGroup.Projector, this.projector, {
+      readCount: PROJECTOR_READ_COUNT,
+      lingerMs: PROJECTOR_LINGER_MS,
+    });
     await this.consumer.start();
     this.trimmer.start();
   }

@@ -8,14 +8,20 @@ import { ProjectionRepository } from './projection.repository.js';
 /** Projection lag spans milliseconds (steady state) to minutes (catching up after an outage). */
 const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const BATCH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Least real time between two of this process's projection transactions (batches arriving meanwhile share one). */
+/** Least real time between the starts of two of this process's projection transactions (batches arriving meanwhile share one). */
 export const PROJECTOR_COMMIT_INTERVAL_MS = 20;
+/**
+ * Projection transactions in flight at once: when the log comes faster than one transaction stream can write it,
+ * Postgres works on several (their rows are locked in key order, so they never deadlock).
+ */
+const PROJECTOR_COMMIT_CONCURRENCY = 4;
 /** Entries one transaction takes at most from the batches waiting (a larger single batch is still taken whole). */
 const PROJECTOR_COMMIT_MAX_ENTRIES = 5000;
 
 /**
  * The projector consumer group's handler: the batches of this process's partition readers go to Postgres together,
- * one transaction (archive, read models, checkpoints) at a time and at most one per `PROJECTOR_COMMIT_INTERVAL_MS`
+ * in shared transactions (archive, read models, checkpoints): at most one started per `PROJECTOR_COMMIT_INTERVAL_MS`
+ * and `PROJECTOR_COMMIT_CONCURRENCY` in flight
  * (`GroupCommit`). Idempotent by event id, as the bus requires.
  */
 @Injectable()
@@ -27,6 +33,7 @@ export class ProjectorService implements BatchHandler {
   private readonly commits = new GroupCommit<BatchEntry>({
     write: (entries) => this.project(entries),
     intervalMs: PROJECTOR_COMMIT_INTERVAL_MS,
+    concurrency: PROJECTOR_COMMIT_CONCURRENCY,
     maxItems: PROJECTOR_COMMIT_MAX_ENTRIES,
   });
 

@@ -1,0 +1,96 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { FakeOneBot, LlmDouble } from '@app/testing';
+import { groupMessage, OneBotLoad, round } from './load.js';
+import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
+
+export interface SteadyOptions {
+  /** Ambient messages per second, spread over `groups`. */
+  rate: number;
+  groups: number;
+  /** Traffic before the measured window: the apps' JIT, caches and pools warm up. */
+  warmupMs: number;
+  measureMs: number;
+  /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
+  cpuProfDir?: string;
+}
+
+/** Redis commands executed so far (all clients: run it on a Redis nothing else uses meanwhile). */
+async function redisCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let calls = 0;
+  for (const match of info.matchAll(/calls=(\d+)/g)) calls += Number(match[1]);
+  return calls;
+}
+
+/**
+ * CPU and Redis commands per ambient message at a steady, moderate rate, after a warm-up: the cost a deployment
+ * pays per message when nothing batches (each partition's readers wake for an entry or two), which the ingest
+ * bench, always saturated, does not show. The whole deployment of the latency bench runs (ingress, scheduler,
+ * cognition, outbound, with an LLM double and a OneBot double); only ambient messages are sent.
+ */
+export async function steady(options: SteadyOptions): Promise<Record<string, unknown>> {
+  const llm = await LlmDouble.start({ replyText: () => '好' });
+  const onebot = new FakeOneBot({ accessToken: BENCH_TOKEN, secret: BENCH_SECRET, selfId: BENCH_SELF_ID });
+  await onebot.start();
+  const stack = new BenchStack(
+    ['ingress', 'scheduler', 'cognition', 'outbound'],
+    {
+      OPENAI_BASE_URL: llm.baseUrl,
+      OPENAI_API_KEY: 'bench',
+      ONEBOT_HTTP_API_URL: onebot.url,
+    },
+    options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
+  );
+  try {
+    await stack.start();
+    const load = new OneBotLoad(stack.url('ingress'), 32);
+    const inFlight = new Set<Promise<void>>();
+    let sent = 0;
+    const started = performance.now();
+    const end = options.warmupMs + options.measureMs;
+    let window: { cpu: Record<string, number>; calls: number; sent: number; at: number } | undefined;
+    while (performance.now() - started < end) {
+      const elapsed = performance.now() - started;
+      if (!window && elapsed >= options.warmupMs) {
+        window = { cpu: stack.cpuMs(), calls: await redisCalls(stack.redis), sent, at: performance.now() };
+      }
+      const due = Math.floor((elapsed / 1000) * options.rate);
+      while (sent < due && inFlight.size < 256) {
+        const i = sent++;
+        const task = load
+          .post(groupMessage(300_000 + (i % options.groups), 20_000 + (i % 89), `闲聊${i}`))
+          .then(() => undefined)
+          .finally(() => inFlight.delete(task));
+        inFlight.add(task);
+      }
+      await sleep(5);
+    }
+    const cpu = stack.cpuMs();
+    const calls = await redisCalls(stack.redis);
+    const seconds = (performance.now() - window!.at) / 1000;
+    const messages = sent - window!.sent;
+    await Promise.all(inFlight);
+    await load.close();
+    const apps = Object.keys(cpu);
+    const cpuUsPerMessage = Object.fromEntries(
+      apps.map((app) => [app, round(((cpu[app]! - (window!.cpu[app] ?? 0)) * 1000) / messages)]),
+    );
+    return {
+      scenario: 'steady',
+      rate: options.rate,
+      msgPerSec: round(messages / seconds),
+      cpuUsPerMessage,
+      cpuUsPerMessageTotal: round(Object.values(cpuUsPerMessage).reduce((a, b) => a + b, 0)),
+      cpuPercent: Object.fromEntries(
+        apps.map((app) => [app, round(((cpu[app]! - (window!.cpu[app] ?? 0)) / (seconds * 1000)) * 100)]),
+      ),
+      redisCallsPerMessage: round((calls - window!.calls) / messages),
+      measuredMs: round(seconds * 1000),
+    };
+  } finally {
+    await stack.stop();
+    await onebot.stop();
+    await llm.close();
+  }
+}
