@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
-import { groupMessage, OneBotLoad, percentile, round } from './load.js';
+import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
 export interface LatencyOptions {
@@ -51,23 +51,14 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const background = new OneBotLoad(stack.url('ingress'), 32);
     const direct = new OneBotLoad(stack.url('ingress'), 4);
     let running = true;
-    let backgroundSent = 0;
+    const pacer = new AmbientPacer(background, options.backgroundPerSec, options.groups);
     const backgroundStarted = performance.now();
     const backgroundLoop = (async () => {
-      const inFlight = new Set<Promise<void>>();
       while (running) {
-        const due = Math.floor(((performance.now() - backgroundStarted) / 1000) * options.backgroundPerSec);
-        while (backgroundSent < due && inFlight.size < 256) {
-          const i = backgroundSent++;
-          const task = background
-            .post(groupMessage(300_000 + (i % options.groups), 20_000 + (i % 89), `闲聊${i}`))
-            .then(() => undefined)
-            .finally(() => inFlight.delete(task));
-          inFlight.add(task);
-        }
+        pacer.step();
         await sleep(5);
       }
-      await Promise.all(inFlight);
+      await pacer.drain();
     })();
 
     await sleep(2000);
@@ -82,7 +73,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     running = false;
     await backgroundLoop;
-    const backgroundMsgPerSec = backgroundSent / ((performance.now() - backgroundStarted) / 1000);
+    const backgroundMsgPerSec = pacer.sent / ((performance.now() - backgroundStarted) / 1000);
     await background.close();
     await direct.close();
     const sorted = [...latencies].sort((a, b) => a - b);

@@ -44,6 +44,38 @@ export class OneBotLoad {
   }
 }
 
+/**
+ * Ambient chatter at a steady rate: `step()` posts the messages due by now (at most 256 in flight), spread over
+ * `groups` groups and 89 senders; `sent` counts what was posted; `drain()` waits for the posts in flight.
+ */
+export class AmbientPacer {
+  sent = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly load: OneBotLoad,
+    private readonly perSecond: number,
+    private readonly groups: number,
+  ) {}
+
+  step(): void {
+    const due = Math.floor(((performance.now() - this.started) / 1000) * this.perSecond);
+    while (this.sent < due && this.inFlight.size < 256) {
+      const i = this.sent++;
+      const task = this.load
+        .post(groupMessage(300_000 + (i % this.groups), 20_000 + (i % 89), `闲聊${i}`))
+        .then(() => undefined)
+        .finally(() => this.inFlight.delete(task));
+      this.inFlight.add(task);
+    }
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.inFlight);
+  }
+}
+
 /** Nearest-rank percentile of an ascending list. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;

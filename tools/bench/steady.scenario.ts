@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { FakeOneBot, LlmDouble } from '@app/testing';
-import { groupMessage, OneBotLoad, round } from './load.js';
+import { AmbientPacer, OneBotLoad, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
 export interface SteadyOptions {
@@ -45,32 +45,23 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
   try {
     await stack.start();
     const load = new OneBotLoad(stack.url('ingress'), 32);
-    const inFlight = new Set<Promise<void>>();
-    let sent = 0;
+    const pacer = new AmbientPacer(load, options.rate, options.groups);
     const started = performance.now();
     const end = options.warmupMs + options.measureMs;
     let window: { cpu: Record<string, number>; calls: number; sent: number; at: number } | undefined;
     while (performance.now() - started < end) {
       const elapsed = performance.now() - started;
       if (!window && elapsed >= options.warmupMs) {
-        window = { cpu: stack.cpuMs(), calls: await redisCalls(stack.redis), sent, at: performance.now() };
+        window = { cpu: stack.cpuMs(), calls: await redisCalls(stack.redis), sent: pacer.sent, at: performance.now() };
       }
-      const due = Math.floor((elapsed / 1000) * options.rate);
-      while (sent < due && inFlight.size < 256) {
-        const i = sent++;
-        const task = load
-          .post(groupMessage(300_000 + (i % options.groups), 20_000 + (i % 89), `闲聊${i}`))
-          .then(() => undefined)
-          .finally(() => inFlight.delete(task));
-        inFlight.add(task);
-      }
+      pacer.step();
       await sleep(5);
     }
     const cpu = stack.cpuMs();
     const calls = await redisCalls(stack.redis);
     const seconds = (performance.now() - window!.at) / 1000;
-    const messages = sent - window!.sent;
-    await Promise.all(inFlight);
+    const messages = pacer.sent - window!.sent;
+    await pacer.drain();
     await load.close();
     const apps = Object.keys(cpu);
     const cpuUsPerMessage = Object.fromEntries(

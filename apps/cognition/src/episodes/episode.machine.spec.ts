@@ -241,16 +241,15 @@ describe('episode state machine', () => {
   });
 });
 
+/** An episode that took in 100, 102, 104 from 20001, 101 from 20002 and the bot's own 103 between them. */
+function personsTurn(): ReturnType<typeof state> {
+  const lines = [line('100'), line('101', '20002'), line('102'), line('103', '20001', { fromSelf: true }), line('104')];
+  return mergeMessages(state({ history: [], addressees: [] }), lines).state;
+}
+
 describe('followUpsOf', () => {
   it('is what the answered person said after the target and the episode took in, not others or background', () => {
-    const lines = [
-      line('100'),
-      line('101', '20002'),
-      line('102'),
-      line('103', '20001', { fromSelf: true }),
-      line('104'),
-    ];
-    const taken = mergeMessages(state({ history: [], addressees: [] }), lines).state;
+    const taken = personsTurn();
     const withoutBackground = { ...taken, addressees: taken.addressees.filter((a) => a.messageId !== '104') };
     expect(followUpsOf(withoutBackground, line('100')).map((l) => l.messageId)).toEqual(['102']);
     expect(followUpsOf(taken, line('102')).map((l) => l.messageId)).toEqual(['104']);
@@ -260,14 +259,7 @@ describe('followUpsOf', () => {
 
 describe('earlierOf', () => {
   it('is what the answered person said before the target in the episode that no reply answered yet', () => {
-    const lines = [
-      line('100'),
-      line('101', '20002'),
-      line('102'),
-      line('103', '20001', { fromSelf: true }),
-      line('104'),
-    ];
-    const taken = mergeMessages(state({ history: [], addressees: [] }), lines).state;
+    const taken = personsTurn();
     expect(earlierOf(taken, line('104')).map((l) => l.messageId)).toEqual(['100', '102']);
     // Already answered by an earlier reply of the episode: not answered again.
     expect(earlierOf({ ...taken, answered: ['e100'] }, line('104')).map((l) => l.messageId)).toEqual(['102']);

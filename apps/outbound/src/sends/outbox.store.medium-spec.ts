@@ -1,23 +1,11 @@
 import type { Redis } from 'ioredis';
-import { EventKind, Keyspace, makeEvent, newEventId, type EventOf } from '@app/contracts';
+import { Keyspace } from '@app/contracts';
 import { deleteKeys, testConfig, testRedis, uniquePrefix } from '@app/testing';
+import { actionSend } from './action-send.fixture.js';
 import { OutboxStore, type OutboxItem } from './outbox.store.js';
 
 function item(groupId: string, entryId: string): OutboxItem {
-  const event: EventOf<'action.send'> = makeEvent({
-    kind: EventKind.ActionSend,
-    groupId,
-    source: 'test',
-    payload: {
-      actionId: `act_${newEventId()}_0`,
-      episodeId: 'ep',
-      triggerEventId: newEventId(),
-      targetType: 'group',
-      targetId: groupId,
-      text: 'x',
-    },
-  });
-  return { event, entryId, sourcePartition: 0 };
+  return { event: actionSend(groupId), entryId, sourcePartition: 0 };
 }
 
 describe('OutboxStore (real Redis): the enqueue that claims a lone reply, the completion that ends the drain', () => {
