@@ -88,7 +88,11 @@ export class AppProcess {
     this.log.write(`--- start ${new Date().toISOString()}\n`);
     const child = spawn(process.execPath, [...this.nodeArgs, appEntry(this.app)], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', ...this.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+        ...this.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.pipe(this.log, { end: false });
