@@ -1,4 +1,5 @@
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
+import { UrgencyGate } from './urgency-gate.js';
 
 interface Item extends LaneItem {
   text: string;
@@ -139,5 +140,137 @@ describe('group lanes', () => {
     while (lanes.size > 0) await new Promise((resolve) => setTimeout(resolve, 2));
     expect(calls).toBe(2);
     expect(errors).toHaveLength(1);
+  });
+
+  it('runs a group holding an urgent item ahead of ordinary lanes, its earlier items first', async () => {
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const lanes = new GroupLanes<Item>({
+      concurrency: 1,
+      urgentReserve: 1,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      run: async (i) => {
+        started.push(i.id);
+        const g = gate();
+        gates.set(i.id, g);
+        await g.promise;
+        return { done: true };
+      },
+    });
+    lanes.push(item('busy', '1'));
+    lanes.push(item('other', '1'));
+    lanes.push(item('asked', 'earlier'));
+    await flush();
+    expect(started).toEqual(['busy:1']);
+    // The @ arrives behind its group's earlier message: the whole lane moves up and takes the reserved slot.
+    lanes.push(item('asked', 'direct', true));
+    await flush();
+    expect(started).toEqual(['busy:1', 'asked:earlier']);
+    gates.get('asked:earlier')!.open();
+    await flush();
+    expect(started).toEqual(['busy:1', 'asked:earlier', 'asked:direct']);
+    gates.get('asked:direct')!.open();
+    gates.get('busy:1')!.open();
+    await flush();
+    await flush();
+    expect(started).toContain('other:1');
+    gates.get('other:1')!.open();
+    await flush();
+    expect(lanes.size).toBe(0);
+  });
+
+  it('holds ordinary lanes of the whole process back while urgent work runs, and resumes them after', async () => {
+    const shared = new UrgencyGate(1);
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const run = async (i: Item): Promise<LaneOutcome> => {
+      started.push(i.id);
+      const g = gate();
+      gates.set(i.id, g);
+      await g.promise;
+      return { done: true };
+    };
+    const options = { concurrency: 4, urgentReserve: 2, fallbackRetryMs: 1, onError: () => undefined, run };
+    const ambient = new GroupLanes<Item>({ ...options, gate: shared });
+    const direct = new GroupLanes<Item>({ ...options, gate: shared });
+    ambient.push(item('a', '1'));
+    ambient.push(item('b', '1'));
+    await flush();
+    expect(started).toEqual(['a:1', 'b:1']);
+    direct.push(item('asked', 'direct', true));
+    ambient.push(item('c', '1'));
+    ambient.push(item('d', '1'));
+    await flush();
+    // Two ordinary lanes run already (more than the gate's one): none more starts while the @ runs.
+    expect(started).toEqual(['a:1', 'b:1', 'asked:direct']);
+    expect(shared.urgent).toBe(1);
+    gates.get('a:1')!.open();
+    gates.get('b:1')!.open();
+    await flush();
+    // Down to none running: one ordinary lane may run beside the urgent one.
+    expect(started).toEqual(['a:1', 'b:1', 'asked:direct', 'c:1']);
+    gates.get('asked:direct')!.open();
+    await flush();
+    expect(shared.urgent).toBe(0);
+    expect(started).toEqual(['a:1', 'b:1', 'asked:direct', 'c:1', 'd:1']);
+    gates.get('c:1')!.open();
+    gates.get('d:1')!.open();
+    await flush();
+    expect(ambient.size + direct.size).toBe(0);
+    expect(shared.ordinary).toBe(0);
+  });
+
+  it('does not hold ordinary lanes back while an urgent item waits out a retry backoff', async () => {
+    const shared = new UrgencyGate(0);
+    const started: string[] = [];
+    let attempts = 0;
+    const lanes = new GroupLanes<Item>({
+      concurrency: 4,
+      urgentReserve: 1,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      gate: shared,
+      run: (i): Promise<LaneOutcome> => {
+        started.push(i.id);
+        if (i.urgent && ++attempts === 1) return Promise.resolve({ done: false, retryInMs: 30 });
+        return Promise.resolve({ done: true });
+      },
+    });
+    lanes.push(item('asked', 'direct', true));
+    lanes.push(item('other', '1'));
+    await flush();
+    await flush();
+    // The @ failed once and backs off; the ordinary lane runs meanwhile.
+    expect(started).toEqual(['asked:direct', 'other:1']);
+    expect(shared.urgent).toBe(0);
+    while (lanes.size > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(started).toEqual(['asked:direct', 'other:1', 'asked:direct']);
+  });
+
+  it('leaves the shared gate clean when stopped with urgent work held', async () => {
+    const shared = new UrgencyGate(0);
+    const hold = gate();
+    const lanes = new GroupLanes<Item>({
+      concurrency: 1,
+      urgentReserve: 1,
+      fallbackRetryMs: 1,
+      onError: () => undefined,
+      gate: shared,
+      run: async () => {
+        await hold.promise;
+        return { done: true };
+      },
+    });
+    lanes.push(item('a', 'direct', true));
+    lanes.push(item('b', 'direct', true));
+    lanes.push(item('c', 'direct', true));
+    await flush();
+    expect(shared.urgent).toBe(3);
+    const stopping = lanes.stop();
+    hold.open();
+    await stopping;
+    expect(shared.urgent).toBe(0);
+    expect(shared.ordinary).toBe(0);
   });
 });

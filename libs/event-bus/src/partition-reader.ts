@@ -7,6 +7,7 @@ import type { DeferredAcks } from './deferred-acks.js';
 import { checkedEnvelopeErrors } from './envelope-check.js';
 import { SEAL_FIELD, sealedFields, sealEnvelope, sealHolds, type SealedEntry } from './entry-seal.js';
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
+import type { UrgencyGate } from './urgency-gate.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
 import { isTransientError } from './transient-error.js';
@@ -119,6 +120,8 @@ export class PartitionReader {
     private readonly log: ReaderLog,
     /** Where acknowledgements of skipped entries wait to be sent together; without it each read acks its own. */
     private readonly acks?: DeferredAcks,
+    /** The process's gate: while urgent work waits anywhere in the process, ordinary lanes are held back. */
+    gate?: UrgencyGate,
   ) {
     this.stream = keys.stream(partition);
     this.deadLetters = keys.deadLetters(partition);
@@ -137,6 +140,7 @@ export class PartitionReader {
           error: describe(error),
         }),
       fallbackRetryMs: settings.retryBaseMs,
+      ...(gate ? { gate } : {}),
     });
   }
 

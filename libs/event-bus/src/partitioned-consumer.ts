@@ -6,6 +6,7 @@ import { PartitionLeases } from './partition-leases.js';
 import { PartitionReader, type Dispatch, type ReaderLog, type ReaderSettings } from './partition-reader.js';
 import type { BusMetrics } from './bus-metrics.js';
 import type { PartitionTask } from './consumer-types.js';
+import type { UrgencyGate } from './urgency-gate.js';
 
 export interface PartitionedConsumerOptions {
   redis: Redis;
@@ -20,6 +21,8 @@ export interface PartitionedConsumerOptions {
   metrics: BusMetrics;
   ownedGauge: Gauge<'group'>;
   log: ReaderLog;
+  /** Shared by every consumer group of the process. */
+  gate?: UrgencyGate;
 }
 
 /**
@@ -71,6 +74,7 @@ export class PartitionedConsumer {
       options.metrics,
       options.log,
       this.acks,
+      options.gate,
     );
     this.readers.set(partition, { reader, connection });
     await reader.start();

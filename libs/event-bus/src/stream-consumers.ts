@@ -7,6 +7,14 @@ import type { BatchHandler, ConsumerOptions } from './consumer-types.js';
 import { PartitionedConsumer } from './partitioned-consumer.js';
 import type { Dispatch, ReaderLog } from './partition-reader.js';
 import { RedisStreamsServer } from './redis-streams.server.js';
+import { UrgencyGate } from './urgency-gate.js';
+
+/**
+ * Ordinary lanes the whole process runs while urgent work (a message addressed to the bot, and the earlier events
+ * of its group) is ready or running anywhere in it (ADR 0028). Enough to keep Redis pipelines full; few enough that
+ * an urgent turn's round trips do not queue behind hundreds of ambient ones.
+ */
+const ORDINARY_LANES_WHILE_URGENT = 8;
 
 /** Handle on a running consumer. */
 export interface RunningConsumer {
@@ -30,6 +38,7 @@ export interface RunningConsumer {
 export class StreamConsumers {
   private readonly busMetrics: BusMetrics;
   private readonly owned;
+  private readonly gate = new UrgencyGate(ORDINARY_LANES_WHILE_URGENT);
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -97,6 +106,7 @@ export class StreamConsumers {
       metrics: this.busMetrics,
       ownedGauge: this.owned,
       log,
+      gate: this.gate,
     });
   }
 }

@@ -185,6 +185,8 @@ export class Scenario {
   state: GroupState = initialState();
   readonly messages = new Map<string, EventEnvelope<MessagePayload>>();
   readonly all: SchedulerEffect[] = [];
+  /** Set by `recordTurns()`: every turn's state before (and a deep copy of it, taken first), effects and after. */
+  turns: { before: GroupState; copy: GroupState; effects: SchedulerEffect[]; after: GroupState }[] | undefined;
 
   constructor(
     readonly attention: AttentionPolicy = forcedOnlyAttention,
@@ -197,6 +199,8 @@ export class Scenario {
     if (event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect) {
       this.messages.set(event.id, event as EventEnvelope<MessagePayload>);
     }
+    const before = this.state;
+    const copy = this.turns ? structuredClone(before) : before;
     const result = react(event, this.state, {
       now: at,
       groupId: this.groupId,
@@ -206,7 +210,13 @@ export class Scenario {
     });
     this.state = result.state;
     this.all.push(...result.effects);
+    this.turns?.push({ before, copy, effects: result.effects, after: result.state });
     return result.effects;
+  }
+
+  recordTurns(): this {
+    this.turns = [];
+    return this;
   }
 
   given(...steps: Step[]): this {

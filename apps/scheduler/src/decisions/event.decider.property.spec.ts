@@ -3,6 +3,7 @@ import { EventKind, type EventEnvelope, type EventState } from '@app/contracts';
 import { ALLOWED_TRANSITIONS, isTerminal } from '../events/event-state.machine.js';
 import { directFeatures, forcedOnlyAttention, type AttentionPolicy } from './attention.policy.js';
 import { completed, fact, fired, message, ofType, Scenario, SETTINGS, started, T0 } from './decider.fixture.js';
+import { evolve } from './event.decider.js';
 
 /** Random attention: deliberates, snoozes or skips depending on the text length (deterministic per input). */
 const mixed: AttentionPolicy = {
@@ -103,8 +104,9 @@ function coverOf(subjects: string[], mask: number | null): { answeredEventIds?: 
 }
 
 /** Play random inputs against the decider, the way the log could deliver them. */
-function play(attention: AttentionPolicy, sequence: Op[]): Scenario {
+function play(attention: AttentionPolicy, sequence: Op[], record = false): Scenario {
   const s = new Scenario(attention, { ...SETTINGS, maxInterrupts: 1 });
+  if (record) s.recordTurns();
   let now = T0;
   const timers = () =>
     ofType(s.all, 'timerSet')
@@ -258,6 +260,19 @@ function expectNoOrphans(s: Scenario): void {
 }
 
 describe('event decider properties', () => {
+  it('a turn folds its effects like evolve, effect by effect, and leaves the state it started from untouched', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(ops, replyOps), { minLength: 5, maxLength: 60 }), (sequence) => {
+        const s = play(mixed, sequence, true);
+        for (const turn of s.turns!) {
+          expect(turn.before).toEqual(turn.copy);
+          expect(turn.after).toEqual(turn.effects.reduce(evolve, turn.copy));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('replies covering part of their episode: moves stay lawful, nothing is left without an episode', () => {
     let redecided = 0;
     fc.assert(

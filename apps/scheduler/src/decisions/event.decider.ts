@@ -227,76 +227,112 @@ export function messagesNeeded(
 }
 
 export function evolve(state: GroupState, effect: SchedulerEffect): GroupState {
-  switch (effect.type) {
-    case 'tracked':
-      return { ...state, events: { ...state.events, [effect.event.id]: effect.event } };
-    case 'redecided': {
-      const current = state.events[effect.eventId];
-      if (!current) return state;
-      const next = { ...current, redecided: (current.redecided ?? 0) + 1 };
-      return { ...state, events: { ...state.events, [effect.eventId]: next } };
+  const draft = new StateDraft(state);
+  draft.apply(effect);
+  return draft.state;
+}
+
+/** The keyed maps of a group state. */
+type StateMap = 'events' | 'batches' | 'snoozed' | 'episodes' | 'timers' | 'threads';
+
+/**
+ * `evolve` for a whole turn: the effects fold into one private copy of the state, each map copied at most once
+ * (on its first change) and changed in place after that. The state it started from is never touched, and the
+ * result equals folding `evolve` effect by effect — where that copied every map an effect touched, once per
+ * effect (a busy group's turn copied its live events several times over).
+ */
+class StateDraft {
+  private copy: GroupState | undefined;
+  private readonly copied = new Set<StateMap>();
+
+  constructor(private readonly base: GroupState) {}
+
+  get state(): GroupState {
+    return this.copy ?? this.base;
+  }
+
+  private own(): GroupState {
+    return (this.copy ??= { ...this.base });
+  }
+
+  private map<K extends StateMap>(key: K): GroupState[K] {
+    const copy = this.own();
+    if (!this.copied.has(key)) {
+      copy[key] = { ...copy[key] };
+      this.copied.add(key);
     }
-    case 'moved': {
-      const current = state.events[effect.eventId];
-      const last = effect.transitions[effect.transitions.length - 1];
-      if (!current || !last) return state;
-      const events = { ...state.events };
-      if (isTerminal(last.to)) delete events[effect.eventId];
-      else events[effect.eventId] = { ...current, state: last.to, seq: last.seq };
-      return { ...state, events };
+    return copy[key];
+  }
+
+  apply(effect: SchedulerEffect): void {
+    const state = this.state;
+    switch (effect.type) {
+      case 'tracked':
+        this.map('events')[effect.event.id] = effect.event;
+        return;
+      case 'redecided': {
+        const current = state.events[effect.eventId];
+        if (!current) return;
+        this.map('events')[effect.eventId] = { ...current, redecided: (current.redecided ?? 0) + 1 };
+        return;
+      }
+      case 'moved': {
+        const current = state.events[effect.eventId];
+        const last = effect.transitions[effect.transitions.length - 1];
+        if (!current || !last) return;
+        const events = this.map('events');
+        if (isTerminal(last.to)) delete events[effect.eventId];
+        else events[effect.eventId] = { ...current, state: last.to, seq: last.seq };
+        return;
+      }
+      case 'batch': {
+        const batches = this.map('batches');
+        if (effect.batch) batches[effect.key] = effect.batch;
+        else delete batches[effect.key];
+        return;
+      }
+      case 'snoozed': {
+        const snoozed = this.map('snoozed');
+        if (effect.snooze) snoozed[effect.key] = effect.snooze;
+        else delete snoozed[effect.key];
+        return;
+      }
+      case 'timerSet':
+        this.map('timers')[effect.timer.timerId] = { purpose: effect.timer.purpose, dueAt: effect.timer.dueAt };
+        return;
+      case 'timerCancelled':
+      case 'timerFired':
+        delete this.map('timers')[effect.timerId];
+        return;
+      case 'episodeOffered':
+      case 'episodeUpdated':
+        this.map('episodes')[effect.episode.id] = effect.episode;
+        return;
+      case 'episodeEnded': {
+        delete this.map('episodes')[effect.episodeId];
+        const ended = [...state.ended.filter((id) => id !== effect.episodeId), effect.episodeId].slice(-ENDED_KEPT);
+        this.own().ended = ended;
+        return;
+      }
+      case 'control': {
+        const episode = state.episodes[effect.control.episodeId];
+        if (!episode || episode.seq >= effect.control.seq) return;
+        this.map('episodes')[episode.id] = { ...episode, seq: effect.control.seq };
+        return;
+      }
+      case 'withdrawn':
+      case 'released':
+        return;
+      case 'thread':
+        this.map('threads')[effect.thread.id] = effect.thread;
+        return;
+      case 'threadIdle':
+        delete this.map('threads')[effect.thread.id];
+        return;
+      case 'actor':
+        this.own().actor = effect.actor;
+        return;
     }
-    case 'batch': {
-      const batches = { ...state.batches };
-      if (effect.batch) batches[effect.key] = effect.batch;
-      else delete batches[effect.key];
-      return { ...state, batches };
-    }
-    case 'snoozed': {
-      const snoozed = { ...state.snoozed };
-      if (effect.snooze) snoozed[effect.key] = effect.snooze;
-      else delete snoozed[effect.key];
-      return { ...state, snoozed };
-    }
-    case 'timerSet':
-      return {
-        ...state,
-        timers: {
-          ...state.timers,
-          [effect.timer.timerId]: { purpose: effect.timer.purpose, dueAt: effect.timer.dueAt },
-        },
-      };
-    case 'timerCancelled':
-    case 'timerFired': {
-      const timers = { ...state.timers };
-      delete timers[effect.timerId];
-      return { ...state, timers };
-    }
-    case 'episodeOffered':
-    case 'episodeUpdated':
-      return { ...state, episodes: { ...state.episodes, [effect.episode.id]: effect.episode } };
-    case 'episodeEnded': {
-      const episodes = { ...state.episodes };
-      delete episodes[effect.episodeId];
-      const ended = [...state.ended.filter((id) => id !== effect.episodeId), effect.episodeId].slice(-ENDED_KEPT);
-      return { ...state, episodes, ended };
-    }
-    case 'control': {
-      const episode = state.episodes[effect.control.episodeId];
-      if (!episode || episode.seq >= effect.control.seq) return state;
-      return { ...state, episodes: { ...state.episodes, [episode.id]: { ...episode, seq: effect.control.seq } } };
-    }
-    case 'withdrawn':
-    case 'released':
-      return state;
-    case 'thread':
-      return { ...state, threads: { ...state.threads, [effect.thread.id]: effect.thread } };
-    case 'threadIdle': {
-      const threads = { ...state.threads };
-      delete threads[effect.thread.id];
-      return { ...state, threads };
-    }
-    case 'actor':
-      return { ...state, actor: effect.actor };
   }
 }
 
@@ -320,11 +356,19 @@ export function react(
 /** One decision in progress: effects are folded as they are emitted, so later steps see their result. */
 class Turn {
   readonly effects: SchedulerEffect[] = [];
+  private readonly draft: StateDraft;
 
   constructor(
-    public state: GroupState,
+    state: GroupState,
     private readonly ctx: DecideContext,
-  ) {}
+  ) {
+    this.draft = new StateDraft(state);
+  }
+
+  /** The state with every effect emitted so far folded in. */
+  get state(): GroupState {
+    return this.draft.state;
+  }
 
   private get now(): number {
     return this.ctx.now;
@@ -336,7 +380,7 @@ class Turn {
 
   private emit(effect: SchedulerEffect): void {
     this.effects.push(effect);
-    this.state = evolve(this.state, effect);
+    this.draft.apply(effect);
   }
 
   on(event: EventEnvelope): void {
