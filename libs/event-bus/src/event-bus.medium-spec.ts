@@ -3,7 +3,15 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf, type MessagePayload } from '@app/contracts';
+import {
+  EventKind,
+  Keyspace,
+  makeEvent,
+  PRIORITY,
+  type EventEnvelope,
+  type EventOf,
+  type MessagePayload,
+} from '@app/contracts';
 import { PlatformModule } from '@app/platform';
 import { deleteKeys, sampleMessage, testConfig, testRedis, uniquePrefix } from '@app/testing';
 import type { BatchEntry } from './consumer-types.js';
@@ -16,8 +24,14 @@ import { QunliError } from '@app/contracts';
 
 const GROUP = 'scheduler';
 
-function observed(groupId: string, text: string): EventOf<'message.observed'> {
-  return makeEvent({ kind: EventKind.MessageObserved, groupId, payload: sampleMessage(text), source: 'test' });
+function observed(groupId: string, text: string, priority?: number): EventOf<'message.observed'> {
+  return makeEvent({
+    kind: EventKind.MessageObserved,
+    groupId,
+    payload: sampleMessage(text),
+    source: 'test',
+    ...(priority !== undefined ? { priority } : {}),
+  });
 }
 
 /** What the test handler saw and did; behaviour per message text. */
@@ -240,6 +254,33 @@ describe('event bus on real Redis', () => {
     await until(async () => (await effects(p)).length === 302, 20_000);
     const slow = (await effects(p)).filter((t) => t.startsWith('slow'));
     expect(slow).toEqual(Array.from({ length: 300 }, (_, i) => `slow ${i}`));
+  }, 30_000);
+
+  it('runs an @ queued behind its own group’s earlier event ahead of other groups’ ordinary backlog', async () => {
+    const app = await startApp('a', {}, { concurrency: 1 });
+    const log = app.get(EventLog);
+    const busy = '30041';
+    const p = keys().partitionOf(busy);
+    const others: string[] = [];
+    for (let g = busy; others.length < 5;) others.push((g = groupInSamePartition(g)));
+    const asked = groupInSamePartition(others[others.length - 1]!);
+    let open!: () => void;
+    recorder.gate = new Promise<void>((resolve) => (open = resolve));
+    // The one ordinary slot is taken and stays taken; five groups queue behind it.
+    await log.append(observed(busy, 'slow busy'));
+    await until(() => recorder.seen.length === 1);
+    for (const g of others) await log.append(observed(g, `ambient ${g}`));
+    // The @ comes behind an earlier message of its own group: the group's lane moves up, earlier message first.
+    await log.append(observed(asked, 'asked earlier'));
+    await log.append(observed(asked, 'asked direct', PRIORITY.direct));
+    try {
+      await until(async () => (await effects(p)).length === 2);
+      expect(await effects(p)).toEqual(['asked earlier', 'asked direct']);
+    } finally {
+      open();
+    }
+    await until(async () => (await effects(p)).length === 8);
+    expect((await effects(p)).slice(2)).toEqual(['slow busy', ...others.map((g) => `ambient ${g}`)]);
   }, 30_000);
 
   it('retries a handler that reports a dependency outage without dead-lettering it', async () => {
