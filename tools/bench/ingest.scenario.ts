@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -59,6 +60,48 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
     await redis.quit();
   }
 }
+
+/**
+ * CPU time (user + system, ms) used so far by every process whose command name is one of `comms`, by pid, from
+ * `/proc/<pid>/stat`: the Postgres server's backends and helpers, or Redis. Other work on the same server counts
+ * too (the machine may be shared), so the figure is an upper bound for this run; `cmdlineIncludes` keeps only the
+ * processes whose title names it (a Postgres backend's title names its database).
+ */
+function serverCpuMs(comms: readonly string[], cmdlineIncludes?: string): Map<number, number> {
+  const used = new Map<number, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return used; // Not Linux: no figure.
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!comms.includes(comm)) continue;
+      if (cmdlineIncludes !== undefined && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cmdlineIncludes)) {
+        continue;
+      }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      used.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10); // USER_HZ is 100 on Linux
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return used;
+}
+
+/** CPU (ms) the processes in `after` used since `before` (a process started meanwhile counts whole). */
+function cpuSpentMs(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number | undefined {
+  if (after.size === 0) return undefined;
+  let spent = 0;
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
+  return spent;
+}
+
+const POSTGRES_COMMS = ['postgres'];
+const REDIS_COMMS = ['redis-server'];
 
 interface LocalCluster {
   url: string;
@@ -128,6 +171,11 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     const message = (i: number): Record<string, unknown> =>
       groupMessage(300_000 + (i % options.groups), 20_000 + (i % 97), `第${i}条消息，大家好`);
     const cpuBefore = stack.cpuMs();
+    const postgresBefore = serverCpuMs(POSTGRES_COMMS);
+    // The backends serving this run's database alone (a shared machine's other databases left out).
+    const database = new URL(stack.databaseUrl).pathname.slice(1);
+    const backendsBefore = serverCpuMs(POSTGRES_COMMS, ` ${database} `);
+    const redisBefore = serverCpuMs(REDIS_COMMS);
     const started = performance.now();
     const { rejected, acceptedMs } =
       options.transport === 'http'
@@ -146,9 +194,19 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     }
     const totalMs = performance.now() - started;
     const cpuAfter = stack.cpuMs();
-    const cpuUsPerMessage = Object.fromEntries(
+    const cpuUsPerMessage: Record<string, number> = Object.fromEntries(
       Object.entries(cpuAfter).map(([app, ms]) => [app, round(((ms - (cpuBefore[app] ?? 0)) * 1000) / projected)]),
     );
+    // The servers' processes, sampled while the apps are still connected (their backends still exist).
+    const servers = {
+      postgres: [postgresBefore, POSTGRES_COMMS, undefined],
+      postgresBackends: [backendsBefore, POSTGRES_COMMS, ` ${database} `],
+      redis: [redisBefore, REDIS_COMMS, undefined],
+    } as const;
+    for (const [server, [before, comms, cmdline]] of Object.entries(servers)) {
+      const spent = cpuSpentMs(before, serverCpuMs(comms, cmdline));
+      if (spent !== undefined) cpuUsPerMessage[server] = round((spent * 1000) / projected);
+    }
     const { rows: lag } = await stack.sql.query<{ p50: number; p99: number }>(
       `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50,
               percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99

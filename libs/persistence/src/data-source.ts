@@ -19,6 +19,7 @@ import { PersonaRecord } from './entities/persona-record.entity.js';
 import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000000-scheduler-timers-and-controls.js';
 import { ThreadsAndActors1796300000000 } from './migrations/1796300000000-threads-and-actors.js';
 import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-lexicon.js';
+import { LighterEventLog1796400000000 } from './migrations/1796400000000-lighter-event-log.js';
 import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   SchedulerTimersAndControls1796210000000,
   ThreadsAndActors1796300000000,
   KeywordLexicon1796310000000,
+  LighterEventLog1796400000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

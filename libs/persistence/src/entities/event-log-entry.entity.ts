@@ -7,8 +7,6 @@ import type { EventEnvelope } from '@app/contracts';
  */
 @Entity({ name: 'event_log' })
 @Index('event_log_id_key', ['id'], { unique: true })
-@Index('event_log_group_seq_idx', ['groupId', 'seq'])
-@Index('event_log_kind_idx', ['kind'])
 export class EventLogEntry {
   /** Global apply order (bigint, read as a string). */
   @PrimaryGeneratedColumn('increment', { type: 'bigint', primaryKeyConstraintName: 'event_log_pkey' })

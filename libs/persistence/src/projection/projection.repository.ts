@@ -41,12 +41,12 @@ function streamIdKey(column: string): string {
 }
 
 // One jsonb parameter: Postgres parses the batch once and hands each envelope over as jsonb, where a jsonb[]
-// parameter would be parsed twice (as an array literal, then per element) at several times the cost.
+// parameter would be parsed twice (as an array literal, then per element) at several times the cost. The columns
+// that repeat envelope fields are read from the envelope itself, so the batch's text carries each of them once.
 const ARCHIVE = `
   INSERT INTO event_log (id, partition, entry_id, kind, group_id, created_at, envelope)
-  SELECT id, partition, entry_id, kind, group_id, created_at, envelope
-  FROM jsonb_to_recordset($1::jsonb) AS batch(
-    id text, partition integer, entry_id text, kind text, group_id text, created_at timestamptz, envelope jsonb)
+  SELECT e->>'id', p, i, e->>'kind', e->>'groupId', (e->>'createdAt')::timestamptz, e
+  FROM jsonb_to_recordset($1::jsonb) AS batch(p integer, i text, e jsonb)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, seq`;
 
@@ -55,9 +55,10 @@ const TRIGGERS = `
   FROM event_log
   WHERE id = ANY($1::text[]) AND kind IN ('message.observed', 'message.direct')`;
 
+// Every partition of the transaction in one statement (a partition has one row: one batch per reader in flight).
 const CHECKPOINT = `
   INSERT INTO projection_checkpoints AS c (projector, partition, last_entry_id, last_event_id, events_applied, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6)
+  SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])
   ON CONFLICT (projector, partition) DO UPDATE SET
     last_entry_id = CASE WHEN ${streamIdKey('EXCLUDED.last_entry_id')} > ${streamIdKey('c.last_entry_id')}
       THEN EXCLUDED.last_entry_id ELSE c.last_entry_id END,
@@ -70,12 +71,20 @@ const CHECKPOINT = `
 const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
 
 /**
- * Postgres stores no U+0000, in text or jsonb, so an event carrying one would fail its batch again and again and end
- * in the dead-letter stream. It is archived and folded with U+FFFD in its place instead.
+ * One archive row as JSON text: the entry's partition and id and the envelope. Postgres stores no U+0000, in text
+ * or jsonb, so an event carrying one would fail its batch again and again and end in the dead-letter stream; it is
+ * archived and folded with U+FFFD in its place instead (`event` is then the envelope with the replacement, as
+ * replay will read it back from `event_log`). The envelope is serialised once, and parsed again only when it
+ * carries a NUL.
  */
-function storable(event: EventEnvelope): EventEnvelope {
-  const json = JSON.stringify(event);
-  return json.includes('\\u0000') ? (JSON.parse(json.replace(NUL_ESCAPE, '$1\\ufffd')) as EventEnvelope) : event;
+export function archiveRow(entry: BatchEntry): { json: string; event: EventEnvelope } {
+  let envelope = JSON.stringify(entry.event);
+  let event = entry.event;
+  if (envelope.includes('\\u0000')) {
+    envelope = envelope.replace(NUL_ESCAPE, '$1\\ufffd');
+    event = JSON.parse(envelope) as EventEnvelope;
+  }
+  return { json: `{"p":${entry.partition},"i":${JSON.stringify(entry.entryId)},"e":${envelope}}`, event };
 }
 
 function chunks<T>(items: readonly T[], size: number): T[][] {
@@ -115,35 +124,23 @@ export class ProjectionRepository {
   }
 
   private async archive(manager: EntityManager, entries: readonly BatchEntry[]): Promise<LoggedEvent[]> {
-    const unique = new Map<string, BatchEntry>();
-    for (const entry of entries) if (!unique.has(entry.event.id)) unique.set(entry.event.id, entry);
+    const unique = new Map<string, EventEnvelope>();
+    const rows: string[] = [];
+    for (const entry of entries) {
+      if (unique.has(entry.event.id)) continue;
+      const { json, event } = archiveRow(entry);
+      unique.set(event.id, event);
+      rows.push(json);
+    }
     const seqs = new Map<string, number>();
-    for (const chunk of chunks([...unique.values()], CHUNK_ROWS)) {
-      const rows = chunk.map(({ partition, entryId, event }) => ({
-        id: event.id,
-        partition,
-        entry_id: entryId,
-        kind: event.kind,
-        group_id: event.groupId,
-        created_at: event.createdAt,
-        envelope: event,
-      }));
-      let json = JSON.stringify(rows);
-      // Checked on the whole chunk's text: one scan, and the slow path only for the rare chunk that needs it.
-      if (json.includes('\\u0000')) {
-        for (const row of rows) {
-          row.envelope = storable(row.envelope);
-          unique.set(row.id, { ...unique.get(row.id)!, event: row.envelope });
-        }
-        json = JSON.stringify(rows);
-      }
-      const inserted = await manager.query<{ id: string; seq: string }[]>(ARCHIVE, [json]);
+    for (const chunk of chunks(rows, CHUNK_ROWS)) {
+      const inserted = await manager.query<{ id: string; seq: string }[]>(ARCHIVE, [`[${chunk.join(',')}]`]);
       for (const row of inserted) seqs.set(row.id, Number(row.seq));
     }
     const archived: LoggedEvent[] = [];
-    for (const entry of unique.values()) {
-      const seq = seqs.get(entry.event.id);
-      if (seq !== undefined) archived.push({ seq, event: entry.event });
+    for (const event of unique.values()) {
+      const seq = seqs.get(event.id);
+      if (seq !== undefined) archived.push({ seq, event });
     }
     return archived;
   }
@@ -243,21 +240,31 @@ export class ProjectionRepository {
     entries: readonly BatchEntry[],
     archived: ReadonlySet<string>,
   ): Promise<void> {
-    const byPartition = new Map<number, BatchEntry[]>();
+    const byPartition = new Map<number, { last: BatchEntry; counted: Set<string>; newest: string; newestMs: number }>();
     for (const entry of entries) {
-      const list = byPartition.get(entry.partition);
-      if (list) list.push(entry);
-      else byPartition.set(entry.partition, [entry]);
-    }
-    for (const [partition, list] of byPartition) {
-      const last = list[list.length - 1]!;
-      const counted = new Set<string>();
-      let newest = list[0]!.event.createdAt;
-      for (const { event } of list) {
-        if (archived.has(event.id)) counted.add(event.id);
-        if (Date.parse(event.createdAt) > Date.parse(newest)) newest = event.createdAt;
+      const { event } = entry;
+      const createdMs = Date.parse(event.createdAt);
+      let partition = byPartition.get(entry.partition);
+      if (!partition) {
+        partition = { last: entry, counted: new Set(), newest: event.createdAt, newestMs: createdMs };
+        byPartition.set(entry.partition, partition);
       }
-      await manager.query(CHECKPOINT, [projector, partition, last.entryId, last.event.id, counted.size, newest]);
+      partition.last = entry;
+      if (archived.has(event.id)) partition.counted.add(event.id);
+      if (createdMs > partition.newestMs) {
+        partition.newest = event.createdAt;
+        partition.newestMs = createdMs;
+      }
     }
+    // In partition order, as every upsert takes its rows in key order.
+    const rows = [...byPartition].sort(([a], [b]) => a - b);
+    await manager.query(CHECKPOINT, [
+      projector,
+      rows.map(([partition]) => partition),
+      rows.map(([, p]) => p.last.entryId),
+      rows.map(([, p]) => p.last.event.id),
+      rows.map(([, p]) => p.counted.size),
+      rows.map(([, p]) => p.newest),
+    ]);
   }
 }

@@ -169,6 +169,67 @@ describe('the projector on real Postgres', () => {
     expect(text).toBe('a\ufffdb \\u0000 stays');
   });
 
+  it("fills event_log's columns from each envelope and checkpoints every partition of a shared transaction", async () => {
+    const a = chain('40006', Date.UTC(2026, 10, 30, 15));
+    const b = chain('40007', Date.UTC(2026, 10, 30, 16));
+    const persona = a.extra.find((e) => e.groupId === null)!;
+    // Partition 9's last entry is not its newest event: the checkpoint keeps the newest time, the last entry id.
+    const nine = [...b.events.slice(0, 4).reverse(), persona];
+    const handed = [
+      ...entries(a.events, 8, 1_800_000_005_000),
+      ...entries(nine, 9, 1_800_000_006_000),
+      ...entries(b.events.slice(4), 10, 1_800_000_007_000),
+    ];
+    await projector.handleBatch(handed);
+
+    const archived = await db.query<
+      { id: string; kind: string; group_id: string | null; created_at: Date; partition: number; entry_id: string }[]
+    >('SELECT id, kind, group_id, created_at, partition, entry_id FROM event_log WHERE id = ANY($1) ORDER BY seq', [
+      handed.map((h) => h.event.id),
+    ]);
+    expect(archived).toEqual(
+      handed.map(({ event, partition, entryId }) => ({
+        id: event.id,
+        kind: event.kind,
+        group_id: event.groupId,
+        created_at: new Date(event.createdAt),
+        partition,
+        entry_id: entryId,
+      })),
+    );
+    expect(archived.find((r) => r.id === persona.id)?.group_id).toBeNull();
+
+    const newest = (events: EventEnvelope[]) => new Date(Math.max(...events.map((e) => Date.parse(e.createdAt))));
+    expect(
+      await db.query(
+        `SELECT partition, last_entry_id, last_event_id, events_applied, updated_at FROM projection_checkpoints
+          WHERE partition IN (8, 9, 10) ORDER BY partition`,
+      ),
+    ).toEqual([
+      {
+        partition: 8,
+        last_entry_id: '1800000005007-0',
+        last_event_id: a.events[7]!.id,
+        events_applied: '8',
+        updated_at: newest(a.events),
+      },
+      {
+        partition: 9,
+        last_entry_id: '1800000006004-0',
+        last_event_id: persona.id,
+        events_applied: '5',
+        updated_at: newest(nine),
+      },
+      {
+        partition: 10,
+        last_entry_id: '1800000007003-0',
+        last_event_id: b.events[7]!.id,
+        events_applied: '4',
+        updated_at: newest(b.events.slice(4)),
+      },
+    ]);
+  });
+
   it('projects 20k events (throughput printed, not asserted)', async () => {
     const keys = new Keyspace('bench', 16);
     const groups = Array.from({ length: 200 }, (_, g) => String(500_000 + g)).filter((g) => keys.partitionOf(g) === 7);
