@@ -7,6 +7,8 @@ export interface BatchEntry {
   /** Redis stream entry id (`1700000000000-0`). */
   entryId: string;
   event: EventEnvelope;
+  /** The envelope's JSON exactly as the log holds it (`event` is its parse), when the reader has it. */
+  json?: string;
   /** 1 on first delivery. */
   deliveries: number;
 }

@@ -515,12 +515,16 @@ export class PartitionReader {
   private async handleBatch(handler: BatchHandler, items: { entry: RawEntry; event: EventEnvelope }[]): Promise<void> {
     if (items.length === 0) return;
     const toBatch = (list: typeof items): BatchEntry[] =>
-      list.map(({ entry, event }) => ({
-        partition: this.partition,
-        entryId: entry.id,
-        event,
-        deliveries: entry.deliveries,
-      }));
+      list.map(({ entry, event }) => {
+        const json = entry.fields ? fieldOf(entry.fields, 'e') : undefined;
+        return {
+          partition: this.partition,
+          entryId: entry.id,
+          event,
+          ...(json !== undefined ? { json } : {}),
+          deliveries: entry.deliveries,
+        };
+      });
     items.forEach(({ entry }) => this.batchInFlight.add(entry.id));
     try {
       try {

@@ -24,4 +24,14 @@ describe('archiveRow', () => {
     // The entry the bus handed over is left as it was.
     expect(event.payload.text).toBe('a\u0000b \\u0000 stays \\\u0000');
   });
+
+  it('archives the text the reader read when it has it, NULs replaced there too', () => {
+    const { payload, ...rest } = chain('40001').events[0]!;
+    // Spaced out: the row must carry the reader's bytes, not a new serialisation of the event.
+    const text = JSON.stringify({ ...rest, payload: { ...(payload as object), text: 'x\u0000y' } }, null, 1);
+    const event = JSON.parse(text) as BatchEntry['event'];
+    const { json, event: folded } = archiveRow({ ...entry(event), json: text });
+    expect(json).toBe(`{"p":3,"i":"1800000000000-7","e":${text.replace('\\u0000', '\\ufffd')}}`);
+    expect((folded.payload as { text: string }).text).toBe('x\ufffdy');
+  });
 });

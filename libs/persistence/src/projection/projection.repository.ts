@@ -78,7 +78,8 @@ const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
  * carries a NUL.
  */
 export function archiveRow(entry: BatchEntry): { json: string; event: EventEnvelope } {
-  let envelope = JSON.stringify(entry.event);
+  // The reader's own text of the entry when it has it: `event` is its parse, so it says the same, unserialised again.
+  let envelope = entry.json ?? JSON.stringify(entry.event);
   let event = entry.event;
   if (envelope.includes('\\u0000')) {
     envelope = envelope.replace(NUL_ESCAPE, '$1\\ufffd');
