@@ -18,33 +18,44 @@ function gate(): { promise: Promise<void>; open: () => void } {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Items that run until the test opens their gate (`open(id)`), and the order they started in. */
+function heldRuns(): {
+  started: string[];
+  open: (id: string) => void;
+  run: (i: Item) => Promise<LaneOutcome>;
+} {
+  const started: string[] = [];
+  const gates = new Map<string, ReturnType<typeof gate>>();
+  return {
+    started,
+    open: (id) => gates.get(id)!.open(),
+    run: async (i) => {
+      started.push(i.id);
+      const g = gate();
+      gates.set(i.id, g);
+      await g.promise;
+      return { done: true };
+    },
+  };
+}
+
+/** Options no test here looks at: retries come at once, errors are dropped. */
+const quiet = { fallbackRetryMs: 1, onError: () => undefined };
+
 describe('group lanes', () => {
   it('runs one group in push order and different groups in parallel', async () => {
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof gate>>();
-    const lanes = new GroupLanes<Item>({
-      concurrency: 4,
-      urgentReserve: 0,
-      fallbackRetryMs: 1,
-      onError: () => undefined,
-      run: async (i) => {
-        started.push(i.id);
-        const g = gate();
-        gates.set(i.id, g);
-        await g.promise;
-        return { done: true };
-      },
-    });
+    const { started, open, run } = heldRuns();
+    const lanes = new GroupLanes<Item>({ ...quiet, concurrency: 4, urgentReserve: 0, run });
     lanes.push(item('a', '1'));
     lanes.push(item('a', '2'));
     lanes.push(item('b', '1'));
     await flush();
     expect(started).toEqual(['a:1', 'b:1']);
-    gates.get('a:1')!.open();
+    open('a:1');
     await flush();
     expect(started).toEqual(['a:1', 'b:1', 'a:2']);
-    gates.get('a:2')!.open();
-    gates.get('b:1')!.open();
+    open('a:2');
+    open('b:1');
     await flush();
     expect(lanes.size).toBe(0);
   });
@@ -143,21 +154,8 @@ describe('group lanes', () => {
   });
 
   it('runs a group holding an urgent item ahead of ordinary lanes, its earlier items first', async () => {
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof gate>>();
-    const lanes = new GroupLanes<Item>({
-      concurrency: 1,
-      urgentReserve: 1,
-      fallbackRetryMs: 1,
-      onError: () => undefined,
-      run: async (i) => {
-        started.push(i.id);
-        const g = gate();
-        gates.set(i.id, g);
-        await g.promise;
-        return { done: true };
-      },
-    });
+    const { started, open, run } = heldRuns();
+    const lanes = new GroupLanes<Item>({ ...quiet, concurrency: 1, urgentReserve: 1, run });
     lanes.push(item('busy', '1'));
     lanes.push(item('other', '1'));
     lanes.push(item('asked', 'earlier'));
@@ -167,31 +165,23 @@ describe('group lanes', () => {
     lanes.push(item('asked', 'direct', true));
     await flush();
     expect(started).toEqual(['busy:1', 'asked:earlier']);
-    gates.get('asked:earlier')!.open();
+    open('asked:earlier');
     await flush();
     expect(started).toEqual(['busy:1', 'asked:earlier', 'asked:direct']);
-    gates.get('asked:direct')!.open();
-    gates.get('busy:1')!.open();
+    open('asked:direct');
+    open('busy:1');
     await flush();
     await flush();
     expect(started).toContain('other:1');
-    gates.get('other:1')!.open();
+    open('other:1');
     await flush();
     expect(lanes.size).toBe(0);
   });
 
   it('holds ordinary lanes of the whole process back while urgent work runs, and resumes them after', async () => {
     const shared = new UrgencyGate(1);
-    const started: string[] = [];
-    const gates = new Map<string, ReturnType<typeof gate>>();
-    const run = async (i: Item): Promise<LaneOutcome> => {
-      started.push(i.id);
-      const g = gate();
-      gates.set(i.id, g);
-      await g.promise;
-      return { done: true };
-    };
-    const options = { concurrency: 4, urgentReserve: 2, fallbackRetryMs: 1, onError: () => undefined, run };
+    const { started, open, run } = heldRuns();
+    const options = { ...quiet, concurrency: 4, urgentReserve: 2, run };
     const ambient = new GroupLanes<Item>({ ...options, gate: shared });
     const direct = new GroupLanes<Item>({ ...options, gate: shared });
     ambient.push(item('a', '1'));
@@ -205,17 +195,17 @@ describe('group lanes', () => {
     // Two ordinary lanes run already (more than the gate's one): none more starts while the @ runs.
     expect(started).toEqual(['a:1', 'b:1', 'asked:direct']);
     expect(shared.urgent).toBe(1);
-    gates.get('a:1')!.open();
-    gates.get('b:1')!.open();
+    open('a:1');
+    open('b:1');
     await flush();
     // Down to none running: one ordinary lane may run beside the urgent one.
     expect(started).toEqual(['a:1', 'b:1', 'asked:direct', 'c:1']);
-    gates.get('asked:direct')!.open();
+    open('asked:direct');
     await flush();
     expect(shared.urgent).toBe(0);
     expect(started).toEqual(['a:1', 'b:1', 'asked:direct', 'c:1', 'd:1']);
-    gates.get('c:1')!.open();
-    gates.get('d:1')!.open();
+    open('c:1');
+    open('d:1');
     await flush();
     expect(ambient.size + direct.size).toBe(0);
     expect(shared.ordinary).toBe(0);
