@@ -25,4 +25,8 @@ case "$app" in
   ingress | scheduler | cognition | outbound | life-director) ;;
   *) echo "qunli: unknown app '$app'" >&2; usage ;;
 esac
-exec node "dist/apps/$app/src/main.js" "$@"
+# Node flags per app: the same as `npm run up`'s and the tests' (libs/testing APP_NODE_FLAGS, tools/lib/settings.mjs).
+case "$app" in
+  scheduler) exec node --max-semi-space-size=64 "dist/apps/$app/src/main.js" "$@" ;;
+  *) exec node "dist/apps/$app/src/main.js" "$@" ;;
+esac

@@ -190,7 +190,7 @@ function planStack(settings, options) {
   const node = `${process.platform === 'win32' ? '' : 'exec '}${shellQuote(process.execPath)}`;
   const processes = apps.map((app) => ({
     name: app.name,
-    command: `${node} ${shellQuote(relative(ROOT, appEntry(app.name)))}`,
+    command: [node, ...(app.nodeFlags ?? []).map(shellQuote), shellQuote(relative(ROOT, appEntry(app.name)))].join(' '),
     env,
     cwd: ROOT,
   }));

@@ -12,7 +12,8 @@ import { UserFacingError } from './console.mjs';
 /** The five apps, their port setting and its default (the operating contract in ARCHITECTURE.md). */
 export const APPS = [
   { name: 'ingress', portSetting: 'INGRESS_PORT', defaultPort: 8080 },
-  { name: 'scheduler', portSetting: 'SCHEDULER_PORT', defaultPort: 8081 },
+  // Node flags: the same as the image's entry point and the tests' (libs/testing `APP_NODE_FLAGS`).
+  { name: 'scheduler', portSetting: 'SCHEDULER_PORT', defaultPort: 8081, nodeFlags: ['--max-semi-space-size=64'] },
   { name: 'cognition', portSetting: 'COGNITION_PORT', defaultPort: 8082 },
   { name: 'outbound', portSetting: 'OUTBOUND_PORT', defaultPort: 8083 },
   { name: 'life-director', portSetting: 'LIFE_DIRECTOR_PORT', defaultPort: 8084 },

@@ -25,6 +25,21 @@ export const PORT_SETTING: Readonly<Record<AppUnderTest, string>> = {
   'life-director': 'LIFE_DIRECTOR_PORT',
 };
 
+/**
+ * Node flags an app runs with wherever qunli starts it — the image's entry point (`deploy/docker-entrypoint.sh`),
+ * `npm run up` (`tools/lib/settings.mjs`) and here — so tests and benchmarks run the apps as users do
+ * (`tools/deploy/node-flags.spec.ts` keeps the three the same). The scheduler allocates ≈ 290 kB per message; a
+ * larger young generation (64 MB semi-spaces instead of V8's 16 MB) lets more of it die before a scavenge copies
+ * it: about 7% less scheduler CPU per message in the ingest bench (docs/BENCHMARKS.md, ADR 0028).
+ */
+export const APP_NODE_FLAGS: Readonly<Record<AppUnderTest, readonly string[]>> = {
+  ingress: [],
+  scheduler: ['--max-semi-space-size=64'],
+  cognition: [],
+  outbound: [],
+  'life-director': [],
+};
+
 export function appEntry(app: AppUnderTest): string {
   return join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js');
 }
@@ -86,7 +101,7 @@ export class AppProcess {
   async start(readyTimeoutMs = 30_000): Promise<void> {
     this.log = createWriteStream(this.logFile, { flags: 'a' });
     this.log.write(`--- start ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [...this.nodeArgs, appEntry(this.app)], {
+    const child = spawn(process.execPath, [...APP_NODE_FLAGS[this.app], ...this.nodeArgs, appEntry(this.app)], {
       cwd: REPO_ROOT,
       env: {
         PATH: process.env.PATH ?? '',
