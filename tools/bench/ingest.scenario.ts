@@ -8,7 +8,7 @@ import { createRedis } from '@app/platform';
 import { REPO_ROOT, sampleMessage } from '@app/testing';
 import { readIngressOutcomes, settled } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
-import { BenchStack } from './stack.js';
+import { BenchStack, processCpu } from './stack.js';
 import { ReverseWsLoad } from './ws-load.js';
 
 export const INGEST_TRANSPORTS = ['http', 'ws'] as const;
@@ -76,18 +76,16 @@ function serverCpuMs(comms: readonly string[], cmdlineIncludes?: string): Map<nu
     return used; // Not Linux: no figure.
   }
   for (const pid of pids) {
+    const cpu = processCpu(pid);
+    if (!cpu || !comms.includes(cpu.comm)) continue;
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!comms.includes(comm)) continue;
       if (cmdlineIncludes !== undefined && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cmdlineIncludes)) {
         continue;
       }
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      used.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10); // USER_HZ is 100 on Linux
     } catch {
-      // The process ended meanwhile.
+      continue; // The process ended meanwhile.
     }
+    used.set(Number(pid), cpu.ms);
   }
   return used;
 }

@@ -21,6 +21,24 @@ export const BENCH_TOKEN = 'bench-token';
 export const BENCH_SECRET = 'bench-secret';
 export const BENCH_SELF_ID = '10001';
 
+/**
+ * A process's command name and the CPU time (user + system, ms) it has used so far, from `/proc/<pid>/stat`; none
+ * when this is not Linux or the process is gone.
+ */
+export function processCpu(pid: number | string): { comm: string; ms: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // USER_HZ is 100 on Linux: a tick is 10 ms.
+    return {
+      comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      ms: (Number(fields[11]) + Number(fields[12])) * 10,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /** `QUNLI_*` settings of the bench's environment, but for the ones the bench sets for each run itself. */
 function callerSettings(): Record<string, string> {
   const own = new Set(['QUNLI_REDIS_PREFIX', 'QUNLI_INSTANCE_ID', 'QUNLI_HTTP_HOST']);
@@ -74,17 +92,10 @@ export class BenchStack {
    * with other work, CPU per message says more about a change than wall-clock throughput does.
    */
   cpuMs(): Record<string, number> {
-    const ticksPerMs = 100 / 1000; // USER_HZ is 100 on Linux
     const used: Record<string, number> = {};
     for (const [name, app] of this.apps) {
-      if (app.pid === undefined) continue;
-      try {
-        const stat = readFileSync(`/proc/${app.pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        used[name] = (Number(fields[11]) + Number(fields[12])) / ticksPerMs;
-      } catch {
-        // Not Linux, or the process is gone: no figure.
-      }
+      const cpu = app.pid === undefined ? undefined : processCpu(app.pid);
+      if (cpu) used[name] = cpu.ms;
     }
     return used;
   }
