@@ -40,6 +40,16 @@ export const ConsumerGroup = {
 } as const;
 export type ConsumerGroup = (typeof ConsumerGroup)[keyof typeof ConsumerGroup];
 
+/**
+ * Consumer groups that want only a few rare kinds of the log and rest between reads while the log holds nothing
+ * for them (`ConsumerOptions.idleLingerMs`): every writer of one of these kinds publishes the partition on the
+ * group's wake channel (`Keyspace.streamWakeChannel`) once the entry is appended, so the group reads it at once.
+ */
+export const WAKES: Readonly<Record<string, readonly ConsumerGroup[]>> = {
+  'action.send': [ConsumerGroup.Outbound],
+  'message.recalled': [ConsumerGroup.Outbound],
+};
+
 /** Key builders for one deployment (`prefix` isolates deployments and test runs). */
 export class Keyspace {
   constructor(
@@ -158,6 +168,11 @@ export class Keyspace {
    */
   dispatch(name: string): string {
     return `${this.prefix}:dispatch:{dispatch}:${name}`;
+  }
+
+  /** Pub/sub channel waking a consumer group's resting readers: the message is the partition an entry for it is in. */
+  streamWakeChannel(group: string): string {
+    return `${this.prefix}:stream-wake:${group}`;
   }
 
   /** Pub/sub channel telling every scheduler process that dispatch work may be possible (offer, freed slot). */

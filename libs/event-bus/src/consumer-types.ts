@@ -49,6 +49,12 @@ export interface ConsumerOptions {
    */
   lingerMs?: number;
   /**
+   * Per-event consumers that want only rare kinds, each of whose writers wakes the group (`WAKES` in the contracts):
+   * after a read that held nothing the group handles, rest this long before reading again unless a writer wakes the
+   * partition. Spares a read (a wake-up, a round trip, the parse of entries it skips) per entry of the log. Default 0.
+   */
+  idleLingerMs?: number;
+  /**
    * Called for each entry in the same tick as the reader's duplicate check (the inbox lookup), before the handler:
    * reads it starts go to Redis in the same write as that lookup, so a handler whose reads it knows ahead saves a
    * round trip per event. It must only read (a duplicate's handler never runs, and what it read is dropped), put

@@ -5,6 +5,7 @@ import { Metrics, REDIS } from '@app/platform';
 import { BusMetrics } from './bus-metrics.js';
 import { checkedEnvelopeErrors } from './envelope-check.js';
 import { sealedFields, sealEnvelope, type SealedEntry } from './entry-seal.js';
+import { wakeConsumers } from './stream-wakes.js';
 
 /**
  * Stream entry fields: `k` (kind, for people reading the stream with redis-cli) and `e` (the envelope JSON), with
@@ -69,7 +70,13 @@ export class EventLog {
       ...sealedFields(entry),
     );
     this.metrics.published(event);
+    this.wake([event]);
     return id as string;
+  }
+
+  /** Wake the resting consumer groups these appended events are for (a lost wake only costs them latency). */
+  private wake(events: readonly EventEnvelope[]): void {
+    void wakeConsumers(this.redis, this.keys, events).catch(() => undefined);
   }
 
   /**
@@ -100,6 +107,7 @@ export class EventLog {
         this.metrics.published(event);
       });
     }
+    this.wake(events);
     return events.map((e) => ids.get(e)!);
   }
 
@@ -123,7 +131,10 @@ export class EventLog {
       entry.json,
       entry.seal,
     );
-    if (appended === 1) this.metrics.published(event);
+    if (appended === 1) {
+      this.metrics.published(event);
+      this.wake([event]);
+    }
     return { appended: appended === 1, id };
   }
 }

@@ -10,3 +10,4 @@ export * from './transient-error.js';
 export * from './entry-seal.js';
 export * from './envelope-check.js';
 export { checkedEnvelopeErrors } from './envelope-check.js';
+export * from './stream-wakes.js';

@@ -6,20 +6,9 @@ import { BusMetrics } from './bus-metrics.js';
 import type { BatchEntry } from './consumer-types.js';
 import { sealedFields, sealEnvelope } from './entry-seal.js';
 import { CONSUMER, PartitionReader, type ReaderSettings } from './partition-reader.js';
+import { TEST_READER_SETTINGS } from './reader-settings.fixture.js';
 
-const SETTINGS: ReaderSettings = {
-  maxDeliveries: 3,
-  claimIdleMs: 5000,
-  concurrency: 4,
-  urgentReserve: 1,
-  readCount: 64,
-  blockMs: 100,
-  lingerMs: 0,
-  retryBaseMs: 50,
-  retryMaxMs: 200,
-  maxHeld: 1000,
-  laneBodies: 64,
-};
+const SETTINGS = TEST_READER_SETTINGS;
 
 /** A reader of partition 0 of `keys`, its log lines dropped. */
 function readerOn(

@@ -8,6 +8,7 @@ import { checkedEnvelopeErrors } from './envelope-check.js';
 import { SEAL_FIELD, sealedFields, sealEnvelope, sealHolds, type SealedEntry } from './entry-seal.js';
 import { GroupLanes, type LaneItem, type LaneOutcome } from './group-lanes.js';
 import type { UrgencyGate } from './urgency-gate.js';
+import { wakeConsumers, type StreamWakes } from './stream-wakes.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
 import { isTransientError } from './transient-error.js';
@@ -40,6 +41,11 @@ export interface ReaderSettings {
   blockMs: number;
   /** Batch mode: after a read that was not full, how long to let entries gather before reading again. */
   lingerMs: number;
+  /**
+   * Per-event mode with `StreamWakes`: after a read that held nothing this group handles, rest this long before
+   * reading again unless a writer wakes the partition (0: read again at once).
+   */
+  idleLingerMs: number;
   /** First retry delay of a failed handler; doubles per failure up to `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
@@ -122,6 +128,8 @@ export class PartitionReader {
     private readonly acks?: DeferredAcks,
     /** The process's gate: while urgent work waits anywhere in the process, ordinary lanes are held back. */
     gate?: UrgencyGate,
+    /** Where a group that rests between reads (`idleLingerMs`) is woken. */
+    private readonly wakes?: StreamWakes,
   ) {
     this.stream = keys.stream(partition);
     this.deadLetters = keys.deadLetters(partition);
@@ -230,12 +238,17 @@ export class PartitionReader {
         const reply = await Promise.race([read, this.halted.then(() => null)]);
         if (!this.running) break;
         const entries = this.entriesOf(reply, () => 1);
-        if (entries.length > 0) await this.handle(entries);
+        const wanted = entries.length > 0 ? await this.handle(entries) : 0;
         // A batch consumer that got less than a full read waits for more to gather before it reads again: at a
         // low rate each read would otherwise return an entry or two, and every read is a wake-up, a round trip
         // and a transaction's worth of fixed cost, for each of the partitions.
         if (this.dispatch.mode === 'batch' && entries.length < this.settings.readCount && this.settings.lingerMs > 0) {
           await Promise.race([sleep(this.settings.lingerMs), this.halted]);
+        }
+        // A group that wants a few rare kinds (outbound) would otherwise wake for every entry of the log only to
+        // skip it: it rests until a writer of its kinds wakes the partition, or its rest is up.
+        if (this.wakes && this.settings.idleLingerMs > 0 && entries.length > 0 && wanted === 0) {
+          await this.wakes.rest(this.partition, this.settings.idleLingerMs, this.halted);
         }
       } catch (error) {
         if (!this.running) break;
@@ -328,7 +341,8 @@ export class PartitionReader {
     return undefined;
   }
 
-  private async handle(all: RawEntry[]): Promise<void> {
+  /** Handle a read's entries; resolves to how many were not skipped for their kind. */
+  private async handle(all: RawEntry[]): Promise<number> {
     const entries = await this.skipUnhandled(all);
     if (this.dispatch.mode === 'batch') {
       const valid: { entry: RawEntry; event: EventEnvelope }[] = [];
@@ -337,7 +351,7 @@ export class PartitionReader {
         if (event) valid.push({ entry, event });
       }
       await this.handleBatch(this.dispatch.handler, valid);
-      return;
+      return entries.length;
     }
     for (const entry of entries) {
       if (this.lanes.has(entry.id)) continue;
@@ -354,6 +368,7 @@ export class PartitionReader {
         attempts: 0,
       });
     }
+    return entries.length;
   }
 
   /**
@@ -372,7 +387,10 @@ export class PartitionReader {
     }
     if (skipped.length > 0) {
       const ids = skipped.map((s) => s.id);
-      if (this.acks) this.acks.add(this.stream, ids);
+      // A resting group (`idleLingerMs`) reads seldom, in large reads: it acknowledges what it skipped at once, before
+      // it handles the read's wanted entries, so they never see the skipped ones pending (outbound's send-order
+      // guard looks for earlier pending entries) and no deferral is needed to share the writes.
+      if (this.acks && this.settings.idleLingerMs === 0) this.acks.add(this.stream, ids);
       else await this.ackAll(ids);
       for (const { kind } of skipped) this.metrics.entries.inc({ group: this.group, kind, outcome: 'skipped' });
     }
@@ -464,6 +482,8 @@ export class PartitionReader {
     });
     ctx.applied = Number(await (this.redis as CommittingRedis).qunliCommit(keys.length, ...keys, ...argv)) === 1;
     for (const published of ctx.published) this.metrics.published(published);
+    if (ctx.applied)
+      void wakeConsumers(this.redis, this.keys, ctx.published).catch((error: unknown) => this.fault(error));
   }
 
   /**

@@ -7,6 +7,7 @@ import { PartitionReader, type Dispatch, type ReaderLog, type ReaderSettings } f
 import type { BusMetrics } from './bus-metrics.js';
 import type { PartitionTask } from './consumer-types.js';
 import type { UrgencyGate } from './urgency-gate.js';
+import { StreamWakes } from './stream-wakes.js';
 
 export interface PartitionedConsumerOptions {
   redis: Redis;
@@ -33,6 +34,8 @@ export class PartitionedConsumer {
   private readonly readers = new Map<number, { reader: PartitionReader; connection: Redis }>();
   private readonly leases: PartitionLeases;
   private readonly acks: DeferredAcks;
+  /** Only for a group that rests between reads (`idleLingerMs`). */
+  private readonly wakes: StreamWakes | undefined;
 
   constructor(private readonly options: PartitionedConsumerOptions) {
     this.acks = new DeferredAcks(options.redis, options.group, (error) =>
@@ -41,6 +44,12 @@ export class PartitionedConsumer {
         error: String(error),
       }),
     );
+    this.wakes =
+      options.settings.idleLingerMs > 0
+        ? new StreamWakes(options.redis, options.keys.streamWakeChannel(options.group), (error) =>
+            options.log.error('stream wake failed', { group: options.group, error: String(error) }),
+          )
+        : undefined;
     this.leases = new PartitionLeases(
       options.redis,
       options.keys,
@@ -53,11 +62,13 @@ export class PartitionedConsumer {
   }
 
   async start(): Promise<void> {
+    await this.wakes?.start();
     await this.leases.start();
   }
 
   async stop(): Promise<void> {
     await this.leases.stop();
+    await this.wakes?.stop();
   }
 
   private async startReader(partition: number): Promise<void> {
@@ -75,6 +86,7 @@ export class PartitionedConsumer {
       options.log,
       this.acks,
       options.gate,
+      this.wakes,
     );
     this.readers.set(partition, { reader, connection });
     await reader.start();

@@ -96,6 +96,7 @@ export class StreamConsumers {
         readCount: options.readCount ?? 100,
         blockMs: options.blockMs ?? 1000,
         lingerMs: options.lingerMs ?? 0,
+        idleLingerMs: options.idleLingerMs ?? 0,
         retryBaseMs: this.config.QUNLI_RETRY_BASE_MS,
         retryMaxMs: this.config.QUNLI_RETRY_MAX_MS,
         maxHeld: 20_000,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog } from '@app/event-bus';
+import { EventLog, wakeConsumers } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -145,7 +145,11 @@ export class EpisodeStateStore {
       this.keys.episodeActed(p, state.episodeId),
       ...args,
     );
-    if (status === 1) return { kind: 'committed', rev, control: control ?? null };
+    if (status === 1) {
+      // Outbound rests between reads while the log holds nothing for it: a send wakes it (a lost wake costs latency).
+      void wakeConsumers(this.redis, this.keys, events).catch(() => undefined);
+      return { kind: 'committed', rev, control: control ?? null };
+    }
     if (status === -1) return { kind: 'stopped' };
     if (status === -2) return { kind: 'yielded', control: control ?? '' };
     return { kind: 'conflict', rev };
