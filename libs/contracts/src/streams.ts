@@ -4,6 +4,8 @@
  * a handler's effects (new events, inbox, ack, group state) commit in one MULTI.
  */
 
+import { EventKind } from './event-kinds.js';
+
 export const DEFAULT_PARTITIONS = 16;
 
 /** The partition key of events that belong to no group (the bot's own life line). */
@@ -45,9 +47,9 @@ export type ConsumerGroup = (typeof ConsumerGroup)[keyof typeof ConsumerGroup];
  * for them (`ConsumerOptions.idleLingerMs`): every writer of one of these kinds publishes the partition on the
  * group's wake channel (`Keyspace.streamWakeChannel`) once the entry is appended, so the group reads it at once.
  */
-export const WAKES: Readonly<Record<string, readonly ConsumerGroup[]>> = {
-  'action.send': [ConsumerGroup.Outbound],
-  'message.recalled': [ConsumerGroup.Outbound],
+export const WAKES: Readonly<Partial<Record<string, readonly ConsumerGroup[]>>> = {
+  [EventKind.ActionSend]: [ConsumerGroup.Outbound],
+  [EventKind.MessageRecalled]: [ConsumerGroup.Outbound],
 };
 
 /** Key builders for one deployment (`prefix` isolates deployments and test runs). */

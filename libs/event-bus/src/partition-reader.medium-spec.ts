@@ -8,8 +8,6 @@ import { sealedFields, sealEnvelope } from './entry-seal.js';
 import { CONSUMER, PartitionReader, type ReaderSettings } from './partition-reader.js';
 import { TEST_READER_SETTINGS } from './reader-settings.fixture.js';
 
-const SETTINGS = TEST_READER_SETTINGS;
-
 /** A reader of partition 0 of `keys`, its log lines dropped. */
 function readerOn(
   redis: Redis,
@@ -57,7 +55,7 @@ describe('PartitionReader', () => {
         return new Promise(() => undefined);
       },
     } as unknown as Redis;
-    const reader = readerOn(redis, stranded, new Keyspace(prefix, 2), 'test-group', SETTINGS, {
+    const reader = readerOn(redis, stranded, new Keyspace(prefix, 2), 'test-group', TEST_READER_SETTINGS, {
       mode: 'each',
       handles: () => true,
       handle: async () => undefined,
@@ -110,7 +108,7 @@ describe('PartitionReader', () => {
       blocking,
       keys,
       'projector',
-      { ...SETTINGS, claimIdleMs: 300 },
+      { ...TEST_READER_SETTINGS, claimIdleMs: 300 },
       {
         mode: 'batch',
         handler: {

@@ -15,8 +15,6 @@ import { StreamWakes } from './stream-wakes.js';
  * and a send is still read at once.
  */
 
-const SETTINGS = TEST_READER_SETTINGS;
-
 const GROUP = ConsumerGroup.Outbound;
 
 let redis: Redis;
@@ -74,7 +72,7 @@ async function outboundReader(idleLingerMs: number): Promise<{
     keys,
     GROUP,
     0,
-    { ...SETTINGS, idleLingerMs },
+    { ...TEST_READER_SETTINGS, idleLingerMs },
     {
       mode: 'each',
       handles: (kind) => kind === EventKind.ActionSend,
