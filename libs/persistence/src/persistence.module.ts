@@ -6,7 +6,7 @@ import { dataSourceOptions, type PostgresOptions } from './data-source.js';
 import { openDataSource } from './migrator.js';
 
 /**
- * TypeORM on `DATABASE_URL` for an app: a small pool, no schema synchronisation, and a start that fails with
+ * TypeORM on `DATABASE_URL` for an app: a pool of `QUNLI_DB_POOL_SIZE`, no schema synchronisation, and a start that fails with
  * `DB.SCHEMA_BEHIND` when a migration is pending. An unreachable database is retried (an app may start before
  * Postgres does); a schema problem is not, since waiting will not fix it.
  */
@@ -20,7 +20,10 @@ export class PersistenceModule {
         TypeOrmModule.forRootAsync({
           inject: [QunliConfig, { token: APP_NAME, optional: true }],
           useFactory: (config: QunliConfig, app: string | undefined) => ({
-            ...dataSourceOptions(config.DATABASE_URL, { applicationName: `qunli-${app ?? 'app'}` }),
+            ...dataSourceOptions(config.DATABASE_URL, {
+              applicationName: `qunli-${app ?? 'app'}`,
+              poolSize: config.QUNLI_DB_POOL_SIZE,
+            }),
             retryAttempts: 10,
             retryDelay: 3000,
             verboseRetryLog: true,

@@ -185,6 +185,17 @@ export class QunliConfig {
   @Min(1000)
   QUNLI_EPISODE_TIMEOUT_MS = 60_000;
 
+  /**
+   * Connections an app's Postgres pool may hold (opened only as queries need them). An episode's prompt sections
+   * read about ten things at once, so a cognition process wants about that many per concurrent episode start; the
+   * other apps rarely have more than a few queries in flight. Count them against Postgres' `max_connections` across
+   * every replica.
+   */
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  QUNLI_DB_POOL_SIZE = 10;
+
   /** Episodes one cognition process runs at once. */
   @IsInt()
   @Min(1)

@@ -12,9 +12,14 @@ export class ActivityContextProvider implements PromptContextProvider {
   constructor(private readonly agenda: AgendaRepository) {}
 
   async provide(request: PromptContextRequest): Promise<string | null> {
-    const [agenda, activity] = await Promise.all([this.agenda.agenda(), this.agenda.latestStarted(request.now)]);
-    const beats = activity ? await this.agenda.beats(activity.id, request.now) : [];
-    return activitySection({ agenda, activity, beats, groupId: request.groupId, now: request.now });
+    const [agenda, latest] = await Promise.all([this.agenda.agenda(), this.agenda.latestStartedWithBeats(request.now)]);
+    return activitySection({
+      agenda,
+      activity: latest?.activity ?? null,
+      beats: latest?.beats ?? [],
+      groupId: request.groupId,
+      now: request.now,
+    });
   }
 }
 

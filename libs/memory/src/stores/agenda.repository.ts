@@ -21,6 +21,12 @@ interface ActivitySqlRow {
   completed_at: Date | null;
 }
 
+/** One step of an activity's progress, as the life line wrote it. */
+export interface Beat {
+  text: string;
+  at: Date;
+}
+
 const ACTIVITY_COLUMNS = `id, title, description, detail, started_at, expected_duration_minutes, status, phase, private, phases,
   mood, goal_id, next_title, next_at, completed_at`;
 
@@ -47,9 +53,25 @@ function toActivity(r: ActivitySqlRow): ActivityView {
 /** Self memory (ADR-0016): the life line as projected from `personal.*` events. Read-only here. */
 @Injectable()
 export class AgendaRepository {
+  /** The agenda query in flight, which callers arriving meanwhile share. */
+  private pending: Promise<AgendaView | null> | undefined;
+
   constructor(private readonly dataSource: DataSource) {}
 
-  async agenda(): Promise<AgendaView | null> {
+  /**
+   * The persona's agenda row. Calls made while a read is in flight share it: one episode's prompt sections ask for
+   * it three times at once (the activity, the memory and the sender section's timezone), and with the pool's few
+   * connections those reads queued behind each other. Nothing here writes the row, and the shared read started at
+   * most one query's time before the call, so it is as current as a fresh one of a projection would be.
+   */
+  agenda(): Promise<AgendaView | null> {
+    this.pending ??= this.readAgenda().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  private async readAgenda(): Promise<AgendaView | null> {
     const [row] = await this.dataSource.query<
       {
         persona_id: string;
@@ -74,13 +96,21 @@ export class AgendaRepository {
     };
   }
 
-  /** The newest activity started at or before `at` (product time), whatever its status. */
-  async latestStarted(at: Date): Promise<ActivityView | null> {
-    const [row] = await this.dataSource.query<ActivitySqlRow[]>(
-      `SELECT ${ACTIVITY_COLUMNS} FROM activities WHERE started_at <= $1 ORDER BY started_at DESC LIMIT 1`,
+  /**
+   * The newest activity started at or before `at` (product time), whatever its status, with its beats up to `at`
+   * (oldest first), in one query: the prompt's activity section needs both, and read one after the other they were
+   * two waits on an episode's way to its first model call.
+   */
+  async latestStartedWithBeats(at: Date): Promise<{ activity: ActivityView; beats: Beat[] } | null> {
+    const [row] = await this.dataSource.query<(ActivitySqlRow & { beats: { text: string; at: string }[] })[]>(
+      `SELECT ${ACTIVITY_COLUMNS},
+         COALESCE((SELECT json_agg(json_build_object('text', b.text, 'at', b.at) ORDER BY b.idx)
+                   FROM beats b WHERE b.activity_id = a.id AND b.at <= $1), '[]'::json) AS beats
+       FROM activities a WHERE started_at <= $1 ORDER BY started_at DESC LIMIT 1`,
       [at],
     );
-    return row ? toActivity(row) : null;
+    if (!row) return null;
+    return { activity: toActivity(row), beats: row.beats.map((b) => ({ text: b.text, at: new Date(b.at) })) };
   }
 
   /** Activities that ended before `at`, newest first. */
@@ -91,15 +121,6 @@ export class AgendaRepository {
       [at, limit],
     );
     return rows.map(toActivity);
-  }
-
-  /** Beats of an activity up to `at`, oldest first. */
-  async beats(activityId: string, at: Date): Promise<{ text: string; at: Date }[]> {
-    const rows = await this.dataSource.query<{ text: string; at: Date }[]>(
-      `SELECT text, at FROM beats WHERE activity_id = $1 AND at <= $2 ORDER BY idx`,
-      [activityId, at],
-    );
-    return rows.map((r) => ({ text: r.text, at: new Date(r.at) }));
   }
 
   /** Milestones reached, newest first. */
