@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
+import { episodeJobId, EventKind, Keyspace, QueueName, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
@@ -89,6 +89,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       maxMs: round(sorted[sorted.length - 1] ?? Number.NaN),
       stagesP50Ms: stages.p50,
       stagesP99Ms: stages.p99,
+      queueStagesP50Ms: stages.queueP50,
+      queueStagesP99Ms: stages.queueP99,
     };
   } finally {
     await stack.stop();
@@ -98,18 +100,27 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
 }
 
 const STAGES = ['ingress', 'scheduler', 'queue', 'cognition', 'outbound'] as const;
+/** The queue stage cut by the episode job's own BullMQ timestamps (added, taken by a worker). */
+const QUEUE_STAGES = ['dispatch', 'pickup', 'prep'] as const;
 
 /**
  * Where the time of each @ went, from the envelopes' `createdAt` (ms, one machine clock): ingress (post →
  * `message.direct` appended), scheduler (→ `decision.made`: stream read, decision, dispatch), queue (→
  * `episode.started`: BullMQ hand-over to a cognition worker), cognition (→ `action.send`: prompt, LLM double,
- * append), outbound (→ `send_group_msg` received by the OneBot double).
+ * append), outbound (→ `send_group_msg` received by the OneBot double). The queue stage is cut again by the
+ * episode job's BullMQ timestamps: dispatch (→ job added: the grant, in the scheduler process), pickup (→ a worker
+ * took it) and prep (→ `episode.started`: the episode's state and prompt sections read).
  */
 async function stageBreakdown(
   stack: BenchStack,
   posted: Map<string, number>,
   received: Map<string, number>,
-): Promise<{ p50: Record<string, number>; p99: Record<string, number> }> {
+): Promise<{
+  p50: Record<string, number>;
+  p99: Record<string, number>;
+  queueP50: Record<string, number>;
+  queueP99: Record<string, number>;
+}> {
   const keys = new Keyspace(stack.prefix, 16);
   const events: EventEnvelope[] = [];
   for (let p = 0; p < keys.partitions; p++) {
@@ -126,7 +137,7 @@ async function stageBreakdown(
   const decisions = byKind(EventKind.DecisionMade, (e) => pay(e).subjectEventId!);
   const starts = byKind(EventKind.EpisodeStarted, (e) => pay(e).triggerEventId!);
   const actions = byKind(EventKind.ActionSend, (e) => pay(e).triggerEventId!);
-  const samples: Record<string, number[]> = Object.fromEntries(STAGES.map((s) => [s, []]));
+  const samples: Record<string, number[]> = Object.fromEntries([...STAGES, ...QUEUE_STAGES].map((s) => [s, []]));
   for (const direct of events.filter((e) => e.kind === EventKind.MessageDirect)) {
     const k = /问题#(\d+)/.exec(pay(direct).text ?? '')?.[1];
     const answer = `答：${k}`;
@@ -140,10 +151,20 @@ async function stageBreakdown(
     ];
     if (times.some((t) => t === undefined || Number.isNaN(t))) continue;
     STAGES.forEach((stage, i) => samples[stage]!.push(times[i + 1]! - times[i]!));
+    const start = starts.get(direct.id)!;
+    const job = await stack.redis.hmget(
+      `${keys.bullPrefix}:${QueueName.Episodes}:${episodeJobId(pay(start).episodeId!)}`,
+      'timestamp',
+      'processedOn',
+    );
+    const [added, taken] = job.map(Number);
+    if (!added || !taken) continue;
+    const cuts = [at(decisions.get(direct.id)), added, taken, at(start)];
+    QUEUE_STAGES.forEach((stage, i) => samples[stage]!.push(cuts[i + 1]! - cuts[i]!));
   }
-  const pick = (p: number) =>
+  const pick = (p: number, stages: readonly string[] = STAGES) =>
     Object.fromEntries(
-      STAGES.map((s) => [
+      stages.map((s) => [
         s,
         round(
           percentile(
@@ -153,5 +174,5 @@ async function stageBreakdown(
         ),
       ]),
     );
-  return { p50: pick(50), p99: pick(99) };
+  return { p50: pick(50), p99: pick(99), queueP50: pick(50, QUEUE_STAGES), queueP99: pick(99, QUEUE_STAGES) };
 }
