@@ -18,7 +18,7 @@ import {
   type EventKind as Kind,
   type PayloadOf,
 } from '@app/contracts';
-import { connectStreamConsumer, EventLog, sealHolds } from '@app/event-bus';
+import { connectStreamConsumer, EventLog, SEAL_FIELD, sealHolds } from '@app/event-bus';
 import { createRedis, Metrics, QunliConfig } from '@app/platform';
 import {
   createTestDatabase,
@@ -224,6 +224,12 @@ describe('scheduler on real Redis and Postgres', () => {
     expect(job.data.fragments?.map((f) => f.id)).toEqual([first.id, second.id]);
     expect(job.data.mode).toBe('start');
     expect((await queue.getJobs(['prioritized', 'waiting'])).filter((j) => j.data.groupId === g)).toHaveLength(1);
+    // The dispatcher's start command is sealed like every other writer's entries: no reader validates it again.
+    const startFields = (await redis.xrange(keys.stream(keys.partitionOf(g)), '-', '+'))
+      .map(([, fields]) => fields)
+      .find((fields) => fields[1] === EventKind.EpisodeControl && fields[3]!.includes(`"episodeId":"${episodeId}"`));
+    expect(startFields?.[4]).toBe(SEAL_FIELD);
+    expect(sealHolds(startFields![3]!, startFields![5])).toBe(true);
 
     // Cognition answers once; outbound delivers.
     const actionId = `act_${episodeId}_0`;

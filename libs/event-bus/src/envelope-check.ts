@@ -4,6 +4,7 @@ import { EventEnvelope, PAYLOAD_CLASSES, envelopeErrors, type FieldError } from 
 // eslint-disable-next-line @typescript-eslint/ban-ts-comment
 // @ts-ignore -- untyped deep import of a CommonJS module
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
+import { sealEnvelope } from './entry-seal.js';
 
 /**
  * A fast yes/no check of an envelope against the contracts' class-validator rules, run before (and usually instead
@@ -168,4 +169,15 @@ export function envelopeHolds(plain: unknown): boolean {
 /** The envelope's field errors: none when the fast check holds, otherwise class-validator's full answer. */
 export function checkedEnvelopeErrors(plain: unknown): FieldError[] {
   return envelopeHolds(plain) ? [] : envelopeErrors(plain);
+}
+
+/**
+ * An envelope serialised once for a writer that stores it from a script of its own: sealed when it passes the write
+ * check, so no reader runs class-validator on it; otherwise unsealed (`seal` empty), and every reader validates it
+ * in full and dead-letters it if it is bad.
+ */
+export function sealIfValid(event: EventEnvelope): { json: string; seal: string } {
+  if (checkedEnvelopeErrors(event).length > 0) return { json: JSON.stringify(event), seal: '' };
+  const { json, seal } = sealEnvelope(event);
+  return { json, seal };
 }

@@ -1,4 +1,5 @@
-import type { EpisodeControlRecord } from '@app/contracts';
+import { EventKind, makeEvent, type EpisodeControlRecord } from '@app/contracts';
+import { SEAL_FIELD, sealHolds } from '@app/event-bus';
 import { CognitionHarness, GROUP } from '../../../../test/cognition/cognition.harness.js';
 import type { EpisodeState } from './episode-state.js';
 import { EpisodeStateStore } from './episode-state.store.js';
@@ -108,5 +109,38 @@ describe('EpisodeStateStore', () => {
     expect(await store.commit(stateOf(resumed), 1, [], { acts: true, final: true, yieldAfterSeq: 1 })).toMatchObject({
       kind: 'committed',
     });
+  });
+
+  it("stores a step's events sealed, so no reader validates them again; a changed byte breaks the seal", async () => {
+    const id = nextId();
+    const started = makeEvent({
+      kind: EventKind.EpisodeStarted,
+      groupId: GROUP,
+      source: 'cognition',
+      createdAt: new Date(),
+      payload: {
+        episodeId: id,
+        triggerEventId: 'trigger-1',
+        model: 'replyer',
+        plannerModel: 'planner',
+        deadline: new Date(Date.now() + 60_000).toISOString(),
+        maxSteps: 4,
+        attempt: 1,
+        personaVersion: 'v1',
+        tokenBudget: 4000,
+      },
+    });
+    const stream = h.keys.stream(partition());
+    const before = await h.redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+    await store.commit(stateOf(id), 0, [started], { acts: false, final: false });
+    const written = (await h.redis.xrevrange(stream, '+', '-', 'COUNT', 1))[0]!;
+    expect(written[0]).not.toBe(before[0]?.[0]);
+    const fields = written[1];
+    const field = (name: string) => fields[fields.indexOf(name) + 1];
+    expect(field('k')).toBe(EventKind.EpisodeStarted);
+    expect(JSON.parse(field('e')!)).toMatchObject({ id: started.id, payload: { episodeId: id } });
+    expect(fields).toContain(SEAL_FIELD);
+    expect(sealHolds(field('e')!, field(SEAL_FIELD))).toBe(true);
+    expect(sealHolds(field('e')!.replace(id, `${id}x`), field(SEAL_FIELD))).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog, wakeConsumers } from '@app/event-bus';
+import { EventLog, SEAL_FIELD, sealEnvelope, wakeConsumers } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -12,7 +12,8 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 // ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
 //       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
 //       replies covered), yield seq (non-empty: refuse when the control record's newest command is an interrupt
-//       with a greater seq, and return the record), then kind/envelope pairs.
+//       with a greater seq, and return the record), then kind/envelope/seal triples (the seal, ADR 0022, spares every
+//       reader class-validator: the envelopes were validated here).
 // Returns {1, newRev, control} committed (control: the control record as it was at the commit, or nil),
 // {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped, {-2, rev, control} yielded to an
 // interrupt (nothing written).
@@ -30,7 +31,7 @@ if ARGV[7] ~= '' and record and record.stopped ~= true and type(record.latest) =
   and record.latest.command == 'interrupt' and tonumber(record.seq) and tonumber(record.seq) > tonumber(ARGV[7]) then
   return {-2, rev, control}
 end
-for i = 8, #ARGV, 2 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1]) end
+for i = 8, #ARGV, 3 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1], '${SEAL_FIELD}', ARGV[i + 2]) end
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
@@ -121,7 +122,11 @@ export class EpisodeStateStore {
     events: EventEnvelope[],
     options: { acts: boolean; final: boolean; yieldAfterSeq?: number },
   ): Promise<CommitResult> {
-    for (const event of events) this.eventLog.validate(event);
+    // Validated once, here, against the contracts; then serialised once and sealed like every bus writer's entries.
+    const sealed = events.map((event) => {
+      this.eventLog.validate(event);
+      return sealEnvelope(event);
+    });
     const p = this.keys.partitionOf(state.groupId);
     const args: (string | number)[] = [
       expectedRev,
@@ -132,7 +137,7 @@ export class EpisodeStateStore {
       events.some((e) => e.kind === EventKind.ActionSend) ? JSON.stringify(state.answered ?? []) : '',
       options.yieldAfterSeq !== undefined ? options.yieldAfterSeq : '',
     ];
-    for (const event of events) args.push(event.kind, JSON.stringify(event));
+    for (const entry of sealed) args.push(entry.kind, entry.json, entry.seal);
     const [status, rev, control] = await (
       this.redis as unknown as {
         qunliEpisodeCommit(...a: (string | number)[]): Promise<[number, number, string | null | undefined]>;

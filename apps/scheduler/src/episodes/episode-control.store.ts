@@ -8,7 +8,7 @@ import {
   type EpisodeControlRecord,
   type EventEnvelope,
 } from '@app/contracts';
-import type { StreamContext } from '@app/event-bus';
+import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 
 /** How long a control record outlives its last command (real seconds): longer than any job of the episode. */
@@ -17,12 +17,17 @@ export const CONTROL_RECORD_TTL_SECONDS = 7 * 86400;
 /**
  * Writes the `start` of a dispatched episode unless the group already sent it a newer command (a supersede or a
  * cancel can overtake a grant): record, `episode.control` in the partition stream and the PUBLISH, or nothing.
- * KEYS: control record, stream. ARGV: record JSON, ttl, envelope JSON, channel, payload JSON.
+ * KEYS: control record, stream. ARGV: record JSON, ttl, envelope JSON, channel, payload JSON, seal (ADR 0022; empty:
+ * the entry is stored unsealed and every reader validates it).
  */
 const START = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-redis.call('XADD', KEYS[2], '*', 'k', '${EventKind.EpisodeControl}', 'e', ARGV[3])
+if ARGV[6] == '' then
+  redis.call('XADD', KEYS[2], '*', 'k', '${EventKind.EpisodeControl}', 'e', ARGV[3])
+else
+  redis.call('XADD', KEYS[2], '*', 'k', '${EventKind.EpisodeControl}', 'e', ARGV[3], '${SEAL_FIELD}', ARGV[6])
+end
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `;
@@ -74,6 +79,7 @@ export class EpisodeControlStore {
       createdAt: now,
       payload,
     });
+    const { json, seal } = sealIfValid(event);
     const written = await (
       this.redis as unknown as { qunliEpisodeStart(...a: (string | number)[]): Promise<number> }
     ).qunliEpisodeStart(
@@ -81,9 +87,10 @@ export class EpisodeControlStore {
       this.keys.stream(partition),
       JSON.stringify(EpisodeControlStore.record(payload)),
       CONTROL_RECORD_TTL_SECONDS,
-      JSON.stringify(event),
+      json,
       this.keys.episodeControlChannel,
       JSON.stringify(payload),
+      seal,
     );
     return written === 1;
   }

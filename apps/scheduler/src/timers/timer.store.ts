@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, type EventEnvelope, type TimerPurpose } from '@app/contracts';
-import { checkedEnvelopeErrors, SEAL_FIELD, sealEnvelope, type StreamContext } from '@app/event-bus';
+import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
 
@@ -51,9 +51,8 @@ return fired
 
 /** The firing event serialised once and, when it passes the write check, sealed like every bus writer's. */
 function firedArguments(event: EventEnvelope): [string, string] {
-  if (checkedEnvelopeErrors(event).length > 0) return [JSON.stringify(event), ''];
-  const sealed = sealEnvelope(event);
-  return [sealed.json, sealed.seal];
+  const { json, seal } = sealIfValid(event);
+  return [json, seal];
 }
 
 /**
