@@ -62,6 +62,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     })();
 
     await sleep(2000);
+    const cpuBefore = stack.cpuMs();
     for (let k = 0; k < options.directs; k++) {
       const group = 300_000 + ((k * 7919) % options.groups);
       sentAt.set(`答：${k}`, performance.now());
@@ -71,6 +72,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     }
     const deadline = Date.now() + 30_000;
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
+    const cpuAfter = stack.cpuMs();
     running = false;
     await backgroundLoop;
     const backgroundMsgPerSec = pacer.sent / ((performance.now() - backgroundStarted) / 1000);
@@ -91,6 +93,10 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       stagesP99Ms: stages.p99,
       queueStagesP50Ms: stages.queueP50,
       queueStagesP99Ms: stages.queueP99,
+      // CPU each app spent while the @s were asked and answered (background included), per @.
+      cpuMsPerDirect: Object.fromEntries(
+        Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),
+      ),
     };
   } finally {
     await stack.stop();
