@@ -429,7 +429,7 @@ async function expectSameAsOneAtATime(
     expect(await refusedByCode(batched.metrics)).toEqual(reference.reference.refused);
     return await exercised(reference);
   } catch (error) {
-    throw new Error(`${label}, batches of ${sizes.join('+')}: ${(error as Error).message}`);
+    throw new Error(`${label}, batches of ${sizes.join('+')}: ${(error as Error).message}`, { cause: error });
   } finally {
     await deleteKeys(redis, reference.prefix);
     await deleteKeys(redis, batched.prefix);
@@ -766,5 +766,151 @@ describe('keyword learning in batches, against one event at a time', () => {
       ['added', 'decayed', 'deleted', 'expired', 'pinned', 'promoted', 'reinforced', 'suppressed', 'weakened'].sort(),
     );
     expect([...generatedDid.refused].sort()).toEqual([KeywordErrorCode.InvalidScope, KeywordErrorCode.NotFound]);
+  });
+});
+
+/** A log whose `appendAll` first runs `before` (another writer, a crash) and then, unless that threw, appends. */
+function hooked(log: EventLog, before: () => Promise<void>, after: () => Promise<void> = async () => {}): EventLog {
+  const appendAll: EventLog['appendAll'] = async (events, also) => {
+    await before();
+    const ids = await log.appendAll(events, also);
+    await after();
+    return ids;
+  };
+  return Object.assign(Object.create(log) as EventLog, { appendAll });
+}
+
+/** A connection that records the name of every command sent on it. */
+function counted(): { connection: Redis; commands: string[] } {
+  const connection = testRedis();
+  const commands: string[] = [];
+  const send = connection.sendCommand.bind(connection);
+  connection.sendCommand = (command: { name: string }, stream?: unknown) => {
+    commands.push(command.name.toLowerCase());
+    return send(command as Parameters<typeof send>[0], stream as Parameters<typeof send>[1]);
+  };
+  return { connection, commands };
+}
+
+describe('keyword batches when another writer or a crash gets in the way', () => {
+  it('writes nothing when another writer moves a set mid-batch, and the retry ends as one at a time would', async () => {
+    const m = say(G1, 'a', '原神新角色');
+    const events = [
+      m,
+      decide(m, [hit(GLOBAL_SET, '原神')]),
+      complete(m, 'no_reply'),
+      control('add', 'global', '', 'meme'),
+      say(G1, 'b', '火锅好吃'),
+    ];
+    // Another partition's consumer pins a global term while this batch is being learned.
+    const other = control('pin', 'global', '', '火锅');
+    const reference = world(frozenClock());
+    await baseline(reference);
+    await reference.reference.learnAll([other, ...events]);
+    const onlyOther = world(frozenClock());
+    await baseline(onlyOther);
+    await onlyOther.reference.learnAll([other]);
+
+    let interfered = false;
+    const w: World = world(frozenClock(), {
+      log: (log) =>
+        hooked(log, async () => {
+          if (interfered) return;
+          interfered = true;
+          await w.reference.learnAll([other]);
+        }),
+    });
+    await baseline(w);
+    const conflict = await w.batched.learn(events).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(conflict).toBeInstanceOf(KeywordConflict);
+    expect(conflict).toMatchObject({ code: KeywordErrorCode.Conflict });
+    expect(interfered).toBe(true);
+    // Nothing of the batch: no done marker, pool, feedback or set change; the other writer's change only.
+    expect(await dump(w, { withEventStreams: false })).toEqual(await dump(onlyOther, { withEventStreams: false }));
+
+    await w.batched.learn(events);
+    expect(await dump(w, { withEventStreams: false })).toEqual(await dump(reference, { withEventStreams: false }));
+    // The first attempt's events stay in the log as superseded versions; every event of the retry is the reference's.
+    const ids = new Set(await appendedIds(w));
+    for (const id of await appendedIds(reference)) expect(ids).toContain(id);
+  });
+
+  it('after a crash between the append and the commit, learns the events again and appends the same ids', async () => {
+    const events = generated(11, 60);
+    const reference = world(frozenClock());
+    await baseline(reference);
+    await reference.reference.learnAll(events);
+
+    const crashing = world(frozenClock(), {
+      log: (log) =>
+        hooked(
+          log,
+          async () => {},
+          () => Promise.reject(new Error('crashed after the append')),
+        ),
+    });
+    await baseline(crashing);
+    const before = await dump(crashing, { withEventStreams: false });
+    await expect(crashing.batched.learn(events)).rejects.toThrow('crashed after the append');
+    expect(await dump(crashing, { withEventStreams: false })).toEqual(before);
+    const crashedIds = await appendedIds(crashing);
+    expect(crashedIds.length).toBeGreaterThan(10);
+
+    // The process comes back (a log that works), the bus hands the entries again, cut differently this time.
+    const restarted = new KeywordsConsumer(
+      new KeywordLexiconStore(redis, crashing.keys, crashing.log),
+      frozenClock(),
+      new Metrics('scheduler', false),
+    );
+    for (const batch of cut(events, [7, 13, 40])) await restarted.learn(batch);
+    expect(await dump(crashing, { withEventStreams: false })).toEqual(
+      await dump(reference, { withEventStreams: false }),
+    );
+    const referenceIds = await appendedIds(reference);
+    expect(new Set(await appendedIds(crashing))).toEqual(new Set(referenceIds));
+    for (const id of crashedIds) expect(referenceIds).toContain(id);
+  });
+
+  it('takes a constant number of round trips per batch, however many events it holds', async () => {
+    const { connection, commands } = counted();
+    try {
+      const events = generated(21, 160);
+      const batchedWorld = world(frozenClock(), { redis: connection });
+      await baseline(batchedWorld);
+      // Scripts loaded (a first EVALSHA may be answered NOSCRIPT and sent again as EVAL).
+      await batchedWorld.batched.learn(events.slice(0, 5));
+      const perBatch: { events: number; commands: string[] }[] = [];
+      for (const batch of cut(events.slice(5), [5, 20, 60, 70])) {
+        commands.length = 0;
+        await batchedWorld.batched.learn(batch);
+        perBatch.push({ events: batch.length, commands: [...commands] });
+      }
+      for (const { events: n, commands: sent } of perBatch) {
+        const scripts = sent.filter((c) => c === 'evalsha' || c === 'eval').length;
+        const appends = sent.filter((c) => c === 'multi').length;
+        const others = sent.filter((c) => !['evalsha', 'eval', 'multi', 'xadd', 'exec'].includes(c));
+        // At most three reads and the commit; the derived events appended per partition (a group's and the global's).
+        expect({ n, scripts: scripts <= 4, appends: appends <= 2, others }).toEqual({
+          n,
+          scripts: true,
+          appends: true,
+          others: [],
+        });
+      }
+
+      const referenceWorld = world(frozenClock(), { redis: connection });
+      await baseline(referenceWorld);
+      await referenceWorld.reference.learnAll(events.slice(0, 5));
+      commands.length = 0;
+      await referenceWorld.reference.learnAll(events.slice(-70));
+      const oneAtATime = commands.filter((c) => c !== 'xadd' && c !== 'exec').length;
+      const batched = perBatch.at(-1)!.commands.filter((c) => c !== 'xadd' && c !== 'exec').length;
+      expect(oneAtATime).toBeGreaterThan(20 * batched);
+    } finally {
+      connection.disconnect();
+    }
   });
 });
