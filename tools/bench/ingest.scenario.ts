@@ -200,8 +200,9 @@ async function logShape(
  * `msgPerSec` counts a message once its decision is projected (the whole path), over the time from the first
  * post to the last projection. Consumer groups off that path (the keyword learning) may still be behind then:
  * `groupBacklogAtProjected` says by how much; the run then waits (up to `drainTimeoutMs`) for every group to
- * catch up and reports `drainedAfterMs`, the CPU per message including that catching up
- * (`cpuUsPerMessageDrained`), and what was still left (`groupBacklog`, all zero when every group caught up).
+ * catch up and reports `drainedAfterMs`, the throughput and the CPU per message including that catching up
+ * (`msgPerSecDrained`, `cpuUsPerMessageDrained`), and what was still left (`groupBacklog`, all zero when every
+ * group caught up).
  */
 export async function ingest(options: IngestOptions): Promise<Record<string, unknown>> {
   const cluster = options.cluster ? await startCluster() : undefined;
@@ -266,6 +267,8 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       groupBacklog = await groupBacklogs(stack.redis, keys);
     }
     const drainedAfterMs = caughtUp(groupBacklog) ? round(performance.now() - drainStarted) : null;
+    // Messages per second from the first post until every consumer group had caught up.
+    const msgPerSecDrained = drainedAfterMs === null ? null : round(projected / ((totalMs + drainedAfterMs) / 1000));
     const cpuDrained = stack.cpuMs();
     const cpuUsPerMessageDrained: Record<string, number> = Object.fromEntries(
       Object.entries(cpuDrained).map(([app, ms]) => [app, round(((ms - (cpuBefore[app] ?? 0)) * 1000) / projected)]),
@@ -292,6 +295,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       cpuUsPerMessage,
       groupBacklogAtProjected,
       drainedAfterMs,
+      msgPerSecDrained,
       cpuUsPerMessageDrained,
       groupBacklog,
       ingressAcceptPerSec: round((options.messages - rejected) / (acceptedMs / 1000)),
