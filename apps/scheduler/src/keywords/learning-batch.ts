@@ -199,7 +199,9 @@ export class LearningBatch {
    * about to age); the third at most the sets of those terms. A constant number of round trips, whatever the size.
    */
   readsNeeded(): LexiconReads | null {
-    const reads: LexiconReads = { doneIds: [], feedbackGroups: [], setKeys: [], pools: new Map(), termIds: [] };
+    const pools = new Map<string, string[] | 'whole'>();
+    const wantDone = new Set<string>();
+    const wantFeedback = new Set<string>();
     const wantSet = new Set<string>();
     const wantTerm = new Set<string>();
     const wantSetKey = (key: string) => {
@@ -215,9 +217,9 @@ export class LearningBatch {
     const messages = new Map<string, string[][]>();
     for (const input of this.inputs) {
       const { event, groupId } = input;
-      if (!this.checked.has(event.id) && !reads.doneIds.includes(event.id)) reads.doneIds.push(event.id);
+      if (!this.checked.has(event.id)) wantDone.add(event.id);
       if (groupId) {
-        if (!this.feedback.has(groupId) && !reads.feedbackGroups.includes(groupId)) reads.feedbackGroups.push(groupId);
+        if (!this.feedback.has(groupId)) wantFeedback.add(groupId);
         wantSetKey(setKeyOf(groupSet(groupId)));
       }
       if (input.feedback?.type === 'decision') for (const hit of input.feedback.hits) wantTermId(hit.termId);
@@ -226,7 +228,11 @@ export class LearningBatch {
         if (key) wantSetKey(key);
       }
       if (input.summary && groupId) wantSetKey(setKeyOf(threadSet(groupId, input.summary.threadId)));
-      if (input.message && groupId) messages.set(groupId, [...(messages.get(groupId) ?? []), input.message.words]);
+      if (input.message && groupId) {
+        const said = messages.get(groupId);
+        if (said) said.push(input.message.words);
+        else messages.set(groupId, [input.message.words]);
+      }
     }
     for (const state of this.feedback.values()) {
       for (const pending of Object.values(state.state?.pending ?? {})) {
@@ -238,22 +244,23 @@ export class LearningBatch {
       if (pool?.read === null) continue;
       // Each message counts one: a pool that will pass the aging mark in this batch is read whole.
       if (pool && pool.totalDocs + said.length > AGE_AFTER) {
-        reads.pools.set(groupId, 'whole');
+        pools.set(groupId, 'whole');
         continue;
       }
       const missing = new Set<string>();
       for (const words of said) for (const word of words) if (!pool?.read?.has(word)) missing.add(word);
-      if (!pool || missing.size > 0) reads.pools.set(groupId, [...missing]);
+      if (!pool || missing.size > 0) pools.set(groupId, [...missing]);
     }
-    reads.setKeys = [...wantSet];
-    reads.termIds = [...wantTerm];
     const empty =
-      reads.doneIds.length === 0 &&
-      reads.feedbackGroups.length === 0 &&
-      reads.setKeys.length === 0 &&
-      reads.pools.size === 0 &&
-      reads.termIds.length === 0;
-    return empty ? null : reads;
+      wantDone.size === 0 && wantFeedback.size === 0 && wantSet.size === 0 && pools.size === 0 && wantTerm.size === 0;
+    if (empty) return null;
+    return {
+      doneIds: [...wantDone],
+      feedbackGroups: [...wantFeedback],
+      setKeys: [...wantSet],
+      pools,
+      termIds: [...wantTerm],
+    };
   }
 
   absorb(read: LexiconRead): void {
