@@ -46,4 +46,16 @@ describe('candidate pool', () => {
     expect(aged.words['新']).toBeUndefined();
     expect(aged.words[`词${MAX_WORDS + 49}`]).toEqual({ docs: 1, speakers: ['a'], lastAt: T0 + MAX_WORDS + 49 });
   });
+
+  it('keeps the same words whatever order the pool was read in, when words tie at the cap', () => {
+    const words = Array.from({ length: MAX_WORDS + 20 }, (_, i) => `词${i}`);
+    const entry = { docs: 4, speakers: ['a'], lastAt: T0 };
+    const forward: CandidatePool = { totalDocs: AGE_AFTER + 1, words: {} };
+    const backward: CandidatePool = { totalDocs: AGE_AFTER + 1, words: {} };
+    for (const word of words) forward.words[word] = entry;
+    for (const word of [...words].reverse()) backward.words[word] = entry;
+    const kept = (pool: CandidatePool) => Object.keys(agePool(pool).words).sort();
+    expect(kept(forward)).toHaveLength(MAX_WORDS);
+    expect(kept(forward)).toEqual(kept(backward));
+  });
 });

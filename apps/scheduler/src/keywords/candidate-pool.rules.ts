@@ -72,7 +72,10 @@ export function sightWords(
   return { pool: next, sightings, needsAging: next.totalDocs > AGE_AFTER };
 }
 
-/** The whole pool halved (words down to no count leave) and cut to `MAX_WORDS`, the most recently said first. */
+/**
+ * The whole pool halved (words down to no count leave) and cut to `MAX_WORDS`, the most recently said first (then
+ * the most said, then by the word itself: which words stay never depends on the order the pool was read in).
+ */
 export function agePool(pool: CandidatePool): CandidatePool {
   return capped(aged(pool));
 }
@@ -89,6 +92,6 @@ function aged(pool: CandidatePool): CandidatePool {
 function capped(pool: CandidatePool): CandidatePool {
   const entries = Object.entries(pool.words);
   if (entries.length <= MAX_WORDS) return pool;
-  entries.sort(([, a], [, b]) => b.lastAt - a.lastAt || b.docs - a.docs);
+  entries.sort(([wa, a], [wb, b]) => b.lastAt - a.lastAt || b.docs - a.docs || (wa < wb ? -1 : wa > wb ? 1 : 0));
   return { totalDocs: pool.totalDocs, words: Object.fromEntries(entries.slice(0, MAX_WORDS)) };
 }

@@ -50,8 +50,13 @@ export interface DraftCommit {
 export class LexiconDraft {
   private readonly changes = new Map<string, TermDecision[]>();
   private readonly maintained = new Map<string, number>();
+  private readonly sets: Map<string, LoadedSet>;
+  /** Sets whose terms this draft has copied: the loaded sets are never changed, so a batch can drop a draft. */
+  private readonly copied = new Set<string>();
 
-  constructor(private readonly sets: Map<string, LoadedSet>) {}
+  constructor(sets: ReadonlyMap<string, LoadedSet>) {
+    this.sets = new Map(sets);
+  }
 
   static empty(refs: readonly SetRef[]): LexiconDraft {
     return new LexiconDraft(new Map(refs.map((ref) => [setKeyOf(ref), { ref, meta: null, terms: new Map() }])));
@@ -85,7 +90,7 @@ export class LexiconDraft {
   apply(decision: TermDecision | null): void {
     if (!decision) return;
     const setKey = setKeyOf(decision.term);
-    const set = this.set(setKey);
+    const set = this.writable(setKey);
     if (REMOVING_CHANGES.has(decision.change)) set.terms.delete(decision.term.termId);
     else set.terms.set(decision.term.termId, decision.term);
     this.changes.set(setKey, [...(this.changes.get(setKey) ?? []), decision]);
@@ -137,6 +142,20 @@ export class LexiconDraft {
       });
     }
     return { sets, changes };
+  }
+
+  /** The set as this draft left it (its terms after the decisions applied); undefined if it holds no such set. */
+  loaded(setKey: string): LoadedSet | undefined {
+    return this.sets.get(setKey);
+  }
+
+  private writable(setKey: string): LoadedSet {
+    const set = this.set(setKey);
+    if (this.copied.has(setKey)) return set;
+    const copy = { ...set, terms: new Map(set.terms) };
+    this.sets.set(setKey, copy);
+    this.copied.add(setKey);
+    return copy;
   }
 
   private set(setKey: string): LoadedSet {

@@ -159,4 +159,17 @@ describe('lexicon rules', () => {
     expect(suppressHighFrequency(term, 30, 35, POLICY)).toBeNull();
     expect(suppressHighFrequency({ ...term, source: 'operator' }, 30, 100, POLICY)).toBeNull();
   });
+
+  it('decides the same, in the same order, whatever order a set’s terms were read in', () => {
+    const policy = { ...POLICY, scopes: { ...POLICY.scopes, group: { ...POLICY.scopes.group, cap: 3 } } };
+    const terms = ['一号', '二号', '三号', '四号', '五号', '六号'].map((text, i) => ({
+      ...learned(text, T0 - (i % 2) * DAY),
+      weight: 0.4,
+    }));
+    const decided = (list: LexiconTerm[]) =>
+      maintainSet(list, T0, T0 + 2 * DAY, policy).map((d) => [d.change, d.term.termId, d.term.weight]);
+    expect(decided([...terms].reverse())).toEqual(decided(terms));
+    expect(decided(terms).filter(([change]) => change === 'evicted')).toHaveLength(3);
+    expect(overCap([...terms].reverse(), policy)).toEqual(overCap(terms, policy));
+  });
 });

@@ -379,6 +379,8 @@ export function feedbackTerm(
  * Time passing over one set: learned terms past their expiry or TTL expire, the others decay by their half-life
  * since `since` (the set's last maintenance or the term's last sighting, whichever is later) and leave once below
  * the minimum weight; then the set is brought back under its cap, weakest first. Pinned terms are never touched.
+ * The decisions come in term id order, whatever order the set was read in (Redis returns a hash's fields in no
+ * particular order): their order is the order of the set's events and part of their derived ids.
  */
 export function maintainSet(
   terms: readonly LexiconTerm[],
@@ -388,7 +390,7 @@ export function maintainSet(
 ): TermDecision[] {
   const decisions: TermDecision[] = [];
   const kept: LexiconTerm[] = [];
-  for (const term of terms) {
+  for (const term of [...terms].sort(byTermId)) {
     const scope = policy.scopes[term.scope];
     const fading = term.status === 'active' && FADING_SOURCES.has(term.source);
     if (!fading) {
@@ -420,7 +422,10 @@ export function maintainSet(
   return decisions;
 }
 
-/** Terms to evict so the set's hitting terms fit its cap: the weakest unpinned ones, the least recently seen first. */
+/**
+ * Terms to evict so the set's hitting terms fit its cap: the weakest unpinned ones, the least recently seen first
+ * (then by term id, so the choice never depends on the order the set was read in).
+ */
 export function overCap(terms: readonly LexiconTerm[], policy: LexiconPolicy): TermDecision[] {
   const live = terms.filter((t) => t.status !== 'suppressed');
   if (live.length === 0) return [];
@@ -429,7 +434,7 @@ export function overCap(terms: readonly LexiconTerm[], policy: LexiconPolicy): T
   if (excess <= 0) return [];
   return live
     .filter((t) => t.status === 'active')
-    .sort((a, b) => a.weight - b.weight || a.lastSeenAt - b.lastSeenAt)
+    .sort((a, b) => a.weight - b.weight || a.lastSeenAt - b.lastSeenAt || byTermId(a, b))
     .slice(0, excess)
     .map((term) => ({
       change: 'evicted' as const,
@@ -453,6 +458,10 @@ export function suppressHighFrequency(
     term: { ...term, status: 'suppressed' },
     reason: `suppressed: in ${share}% of the group's messages, no information`,
   };
+}
+
+function byTermId(a: LexiconTerm, b: LexiconTerm): number {
+  return a.termId < b.termId ? -1 : a.termId > b.termId ? 1 : 0;
 }
 
 export function isHighFrequency(docs: number, totalDocs: number, policy: LexiconPolicy): boolean {
