@@ -47,6 +47,21 @@ describe('candidate pool', () => {
     expect(aged.words[`词${MAX_WORDS + 49}`]).toEqual({ docs: 1, speakers: ['a'], lastAt: T0 + MAX_WORDS + 49 });
   });
 
+  it('counts words that are names of Object.prototype like any other word, and ages them like any other', () => {
+    const words = ['constructor', '__proto__', 'tostring', 'hasOwnProperty'];
+    let pool = say(emptyPool(), 'a', ...words).pool;
+    pool = say(pool, 'b', ...words).pool;
+    for (const word of words) expect(pool.words[word]).toEqual({ docs: 2, speakers: ['a', 'b'], lastAt: T0 });
+    expect(Object.keys(pool.words).sort()).toEqual([...words].sort());
+    expect(say(pool, 'c', 'constructor').sightings[0]).toMatchObject({ word: 'constructor', docs: 3, speakers: 3 });
+    // A pool read back from Redis is a plain object: its `constructor` is only a word once it has been said.
+    const read: CandidatePool = { totalDocs: 5, words: { 别的: { docs: 1, speakers: ['a'], lastAt: T0 } } };
+    expect(say(read, 'a', 'constructor').sightings[0]).toMatchObject({ word: 'constructor', docs: 1 });
+    const aged = agePool({ totalDocs: AGE_AFTER + 1, words: { ...pool.words } });
+    expect(Object.keys(aged.words).sort()).toEqual([...words].sort());
+    expect(aged.words['__proto__']).toEqual({ docs: 1, speakers: ['a', 'b'], lastAt: T0 });
+  });
+
   it('keeps the same words whatever order the pool was read in, when words tie at the cap', () => {
     const words = Array.from({ length: MAX_WORDS + 20 }, (_, i) => `词${i}`);
     const entry = { docs: 4, speakers: ['a'], lastAt: T0 };

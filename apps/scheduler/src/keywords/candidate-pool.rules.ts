@@ -25,7 +25,23 @@ export const MAX_WORDS = 1500;
 const MAX_SPEAKERS = 5;
 
 export function emptyPool(): CandidatePool {
-  return { totalDocs: 0, words: {} };
+  return { totalDocs: 0, words: wordTable() };
+}
+
+/**
+ * A table of a pool's words, keyed by the word. Words are what people typed, so one may be `constructor` (or, from
+ * another normaliser, `__proto__`): the table has no prototype, so a word is only ever an own key. On a plain object
+ * `words['constructor']` answers with Object's function and the learning threw for any message saying it.
+ */
+export function wordTable(
+  ...sources: (Record<string, CandidateWord> | Iterable<[string, CandidateWord]>)[]
+): Record<string, CandidateWord> {
+  const table = Object.create(null) as Record<string, CandidateWord>;
+  for (const source of sources) {
+    const entries: Iterable<[string, CandidateWord]> = Symbol.iterator in source ? source : Object.entries(source);
+    for (const [word, value] of entries) table[word] = value;
+  }
+  return table;
 }
 
 export interface Sighting {
@@ -46,7 +62,7 @@ export function sightWords(
   now: number,
   policy: LexiconPolicy,
 ): { pool: CandidatePool; sightings: Sighting[]; needsAging: boolean } {
-  const next: CandidatePool = { totalDocs: pool.totalDocs + 1, words: { ...pool.words } };
+  const next: CandidatePool = { totalDocs: pool.totalDocs + 1, words: wordTable(pool.words) };
   for (const word of new Set(words)) {
     const seen = next.words[word];
     const speakers = seen ? seen.speakers : [];
@@ -81,7 +97,7 @@ export function agePool(pool: CandidatePool): CandidatePool {
 }
 
 function aged(pool: CandidatePool): CandidatePool {
-  const words: Record<string, CandidateWord> = {};
+  const words = wordTable();
   for (const [word, w] of Object.entries(pool.words)) {
     const docs = Math.floor(w.docs / 2);
     if (docs > 0) words[word] = { ...w, docs };
@@ -93,5 +109,5 @@ function capped(pool: CandidatePool): CandidatePool {
   const entries = Object.entries(pool.words);
   if (entries.length <= MAX_WORDS) return pool;
   entries.sort(([wa, a], [wb, b]) => b.lastAt - a.lastAt || b.docs - a.docs || (wa < wb ? -1 : wa > wb ? 1 : 0));
-  return { totalDocs: pool.totalDocs, words: Object.fromEntries(entries.slice(0, MAX_WORDS)) };
+  return { totalDocs: pool.totalDocs, words: wordTable(entries.slice(0, MAX_WORDS)) };
 }

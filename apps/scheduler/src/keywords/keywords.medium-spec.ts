@@ -167,6 +167,20 @@ describe('keyword lexicon on Redis and Postgres', () => {
     expect(lookup(replicas[0]!).versionFor({ groupId: G1 })).toBe(lookup(replicas[1]!).versionFor({ groupId: G1 }));
   });
 
+  it('learns a word that is a name of Object.prototype like any other: promoted, never dead-lettered', async () => {
+    const g = '7003';
+    for (const [who, text] of [
+      ['alice', 'constructor 又报错了'],
+      ['bob', '谁动了 constructor'],
+      ['alice', 'constructor 里别写逻辑'],
+    ] as const) {
+      await log.append(say(g, who, text));
+    }
+    await eventually('constructor promoted', () =>
+      Promise.resolve(termsHit(replicas[0]!, '看看 constructor', { groupId: g }).includes('group:constructor')),
+    );
+  });
+
   it('keeps a thread summary\u2019s words in that thread of that group', async () => {
     await log.append(
       makeEvent({

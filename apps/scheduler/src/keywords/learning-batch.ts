@@ -1,5 +1,5 @@
 import { EventKind, type EventEnvelope, type EventOf, type KeywordControlRequestedPayload } from '@app/contracts';
-import { AGE_AFTER, agePool, type CandidatePool, type CandidateWord } from './candidate-pool.rules.js';
+import { AGE_AFTER, agePool, wordTable, type CandidatePool, type CandidateWord } from './candidate-pool.rules.js';
 import { candidateWords } from './candidate-extraction.js';
 import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
 import { emptyFeedback, followFeedback, type FeedbackInput, type FeedbackState } from './keyword-feedback.rules.js';
@@ -355,7 +355,7 @@ export class LearningBatch {
           pool = {
             words: agePool({
               totalDocs: learned.pool.totalDocs,
-              words: { ...this.wholePool(groupId), ...learned.pool.words },
+              words: wordTable(this.wholePool(groupId), learned.pool.words),
             }),
             replace: true,
           };
@@ -494,7 +494,7 @@ export class LearningBatch {
   /** The pool as far as these words go, and its total: what reading them alone would have returned. */
   private poolWords(groupId: string, words: readonly string[]): CandidatePool {
     const working = this.workingPool(groupId);
-    const pool: CandidatePool = { totalDocs: working.totalDocs, words: {} };
+    const pool: CandidatePool = { totalDocs: working.totalDocs, words: wordTable() };
     for (const word of words) {
       if (working.read && !working.read.has(word)) throw new Error(`keyword batch: pool word ${word} was not read`);
       const value = working.words.get(word);
@@ -506,7 +506,7 @@ export class LearningBatch {
   private wholePool(groupId: string): CandidatePool['words'] {
     const working = this.workingPool(groupId);
     if (working.read !== null) throw new Error(`keyword batch: the pool of group ${groupId} was not read whole`);
-    return Object.fromEntries(working.words);
+    return wordTable(working.words);
   }
 
   private keepPool(groupId: string, pool: { words: CandidatePool; replace: boolean }): void {
