@@ -55,8 +55,11 @@ export class EventLog {
     if (errors.length > 0) throw new ValidationFailed(`${event.kind ?? 'event'} envelope`, errors);
   }
 
-  /** Validate (the one time this envelope is checked against the contracts), serialise once and seal. */
-  private sealed(event: EventEnvelope): SealedEntry {
+  /**
+   * Validate (the one time this envelope is checked against the contracts), serialise once and seal: what every
+   * writer stores, here or from a script of its own. Throws `ValidationFailed` naming every bad field.
+   */
+  sealed(event: EventEnvelope): SealedEntry {
     this.validate(event);
     return sealEnvelope(event);
   }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog, SEAL_FIELD, sealEnvelope, wakeConsumers } from '@app/event-bus';
+import { EventLog, SEAL_FIELD, wakeConsumers } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -123,10 +123,7 @@ export class EpisodeStateStore {
     options: { acts: boolean; final: boolean; yieldAfterSeq?: number },
   ): Promise<CommitResult> {
     // Validated once, here, against the contracts; then serialised once and sealed like every bus writer's entries.
-    const sealed = events.map((event) => {
-      this.eventLog.validate(event);
-      return sealEnvelope(event);
-    });
+    const sealed = events.map((event) => this.eventLog.sealed(event));
     const p = this.keys.partitionOf(state.groupId);
     const args: (string | number)[] = [
       expectedRev,

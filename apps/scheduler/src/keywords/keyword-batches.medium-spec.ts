@@ -12,7 +12,7 @@ import {
 } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { Clock, Metrics } from '@app/platform';
-import { deleteKeys, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, prng, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { AGE_AFTER, agePool, type CandidatePool, type CandidateWord } from './candidate-pool.rules.js';
 import { candidateWords } from './candidate-extraction.js';
 import { KeywordError, KeywordErrorCode } from './keyword.errors.js';
@@ -584,18 +584,6 @@ const baseline: Setup = async (w) => {
   await redis.hset(w.keys.keywordPool(G1), '#total', String(BASELINE_TOTAL));
 };
 
-/** A small deterministic random source (mulberry32), so a failing sequence can be generated again. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PHRASES = [
   '今晚开黑吗',
   '开黑',
@@ -616,7 +604,7 @@ const TERMS = ['开黑', '原神', '火锅', '主板', '猫咪', '流星雨', '�
  * jargon, commands (some refused), duplicates and events the lexicon ignores.
  */
 function generated(seed: number, length: number): EventEnvelope[] {
-  const next = random(seed);
+  const next = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const events: EventEnvelope[] = [];
   const messages: EventEnvelope[] = [];
@@ -734,7 +722,7 @@ describe('keyword learning in batches, against one event at a time', () => {
     'a generated sequence (seed %i): the same in batches of every size from 1 to 40',
     async (seed) => {
       const events = generated(seed, 200);
-      const next = random(seed * 7919);
+      const next = prng(seed * 7919);
       const splitsTried: number[][] = [[events.length], Array<number>(events.length).fill(1)];
       for (const size of [2, 3, 7, 16, 40]) {
         splitsTried.push(

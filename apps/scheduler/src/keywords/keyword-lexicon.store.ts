@@ -277,17 +277,21 @@ export class KeywordConflict extends KeywordError {
   }
 }
 
-// KEYS: sets meta, term index, versions stream, then each set's terms, pool/feedback keys, the done marker.
-// ARGV[1]: the plan (JSON). Returns 0, writing nothing, when a set is not at its expected version.
-const COMMIT = `
-local plan = cjson.decode(ARGV[1])
-for _, s in ipairs(plan.sets) do
+// Both commits first: every set the plan changes must still be at the version the change was computed from
+// (KEYS[1] holds the sets' metas), else the script returns 0 having written nothing.
+const VERSIONS_HOLD = `for _, s in ipairs(plan.sets) do
   local meta = redis.call('HGET', KEYS[1], s.set)
   local version = 0
   if meta then version = cjson.decode(meta).version end
   if version ~= s.expected then return 0 end
 end
-for _, s in ipairs(plan.sets) do
+`;
+
+// KEYS: sets meta, term index, versions stream, then each set's terms, pool/feedback keys, the done marker.
+// ARGV[1]: the plan (JSON). Returns 0, writing nothing, when a set is not at its expected version.
+const COMMIT = `
+local plan = cjson.decode(ARGV[1])
+${VERSIONS_HOLD}for _, s in ipairs(plan.sets) do
   local terms = KEYS[s.key]
   for i = 1, #s.upserts, 2 do
     redis.call('HSET', terms, s.upserts[i], s.upserts[i + 1])
@@ -341,13 +345,7 @@ return {done, feedback, metas, terms, pools, hmget(KEYS[2], plan.index)}
 // writing nothing, when a set is not at its expected version.
 const COMMIT_BATCH = `
 local plan = cjson.decode(ARGV[1])
-for _, s in ipairs(plan.sets) do
-  local meta = redis.call('HGET', KEYS[1], s.set)
-  local version = 0
-  if meta then version = cjson.decode(meta).version end
-  if version ~= s.expected then return 0 end
-end
-local function many(command, key, args)
+${VERSIONS_HOLD}local function many(command, key, args)
   for i = 1, #args, 200 do redis.call(command, key, unpack(args, i, math.min(i + 199, #args))) end
 end
 for _, s in ipairs(plan.sets) do

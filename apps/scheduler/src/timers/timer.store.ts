@@ -49,12 +49,6 @@ end
 return fired
 `;
 
-/** The firing event serialised once and, when it passes the write check, sealed like every bus writer's. */
-function firedArguments(event: EventEnvelope): [string, string] {
-  const { json, seal } = sealIfValid(event);
-  return [json, seal];
-}
-
 /**
  * The scheduler's durable timers: per partition, a sorted set of due times (product ms) and a hash of what each
  * timer is. Timers are set and cancelled in the commit of the state that needs them (`stage…`), and fired by the
@@ -104,7 +98,10 @@ export class TimerStore {
   /** Fire these timers (see `FIRE`); resolves to how many fired here. */
   async fire(partition: number, timers: { due: DueTimer; event: EventEnvelope }[]): Promise<number> {
     if (timers.length === 0) return 0;
-    const args = timers.flatMap(({ due, event }) => [due.timerId, due.score, ...firedArguments(event)]);
+    const args = timers.flatMap(({ due, event }) => {
+      const { json, seal } = sealIfValid(event);
+      return [due.timerId, due.score, json, seal];
+    });
     return (this.redis as unknown as { qunliFireTimers(...a: (string | number)[]): Promise<number> }).qunliFireTimers(
       this.keys.timers(partition),
       this.keys.timerData(partition),
