@@ -11,6 +11,11 @@ export interface LatencyOptions {
   groups: number;
   /** Scheduler processes (they split the partitions by lease). */
   schedulers?: number;
+  /**
+   * `QUNLI_DEBOUNCE_DIRECT_MS` (`--direct-debounce-ms`): 0 unless given, so an @ is decided as it arrives; with the
+   * default deployment's 800 an @ waits for its debounce timer, and the figures show how late timers fire.
+   */
+  directDebounceMs?: number;
 }
 
 /**
@@ -30,8 +35,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       OPENAI_API_KEY: 'bench',
       ONEBOT_HTTP_API_URL: onebot.url,
       QUNLI_COGNITION_CONCURRENCY: '16',
-      // No configured delays: an @ is decided as it arrives.
-      QUNLI_DEBOUNCE_DIRECT_MS: '0',
+      // No configured delays unless asked for: an @ is decided as it arrives.
+      QUNLI_DEBOUNCE_DIRECT_MS: String(options.directDebounceMs ?? 0),
     },
     [],
     undefined,
@@ -83,6 +88,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     return {
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
+      directDebounceMs: options.directDebounceMs ?? 0,
       p50Ms: round(percentile(sorted, 50)),
       p99Ms: round(percentile(sorted, 99)),
       backgroundMsgPerSec: round(backgroundMsgPerSec),

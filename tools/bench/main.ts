@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { economy } from './economy.scenario.js';
+import { idle } from './idle.scenario.js';
 import { ingest, INGEST_TRANSPORTS, type IngestTransport } from './ingest.scenario.js';
 import { latency } from './latency.scenario.js';
 import { memoryRecall } from './memory-recall.scenario.js';
@@ -51,6 +52,7 @@ const SCENARIOS: Record<string, Scenario> = {
       backgroundPerSec: number(flags, 'background', 1000),
       groups: number(flags, 'groups', 1000),
       schedulers: number(flags, 'schedulers', 1),
+      ...(flags.has('direct-debounce-ms') && { directDebounceMs: number(flags, 'direct-debounce-ms', 800) }),
     }),
   'memory-recall': (flags) =>
     memoryRecall({
@@ -80,6 +82,8 @@ const SCENARIOS: Record<string, Scenario> = {
       eventsPerGroup: number(flags, 'events-per-group', 20),
       ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
     }),
+  idle: (flags) =>
+    idle({ warmupMs: number(flags, 'warmup-ms', 5_000), measureMs: number(flags, 'measure-ms', 20_000) }),
   steady: (flags) =>
     steady({
       rate: number(flags, 'rate', 100),

@@ -1,9 +1,13 @@
 import 'reflect-metadata';
 import { ConsumerGroup } from '@app/contracts';
 import { connectStreamConsumer } from '@app/event-bus';
+import { warmSegmenter } from '@app/persistence';
 import { bootstrap } from '@app/platform';
 import { SchedulerModule } from './scheduler.module.js';
 import { schedulerConsumerOptions } from './groups/scheduler-consumer.js';
+
+// The projector's search terms and keyword learning segment every message: load jieba before the first one.
+warmSegmenter();
 
 await bootstrap('scheduler', (config) => SchedulerModule.forRoot(config.QUNLI_PROJECTOR), {
   configure: (app) => {

@@ -17,7 +17,7 @@ import { deleteKeys, sampleMessage, testConfig, testRedis, uniquePrefix } from '
 import type { BatchEntry } from './consumer-types.js';
 import { EventBusModule } from './event-bus.module.js';
 import { EventLog } from './event-log.js';
-import { CONSUMER } from './partition-reader.js';
+import { CONSUMER, INBOX_SIZE } from './partition-reader.js';
 import { connectStreamConsumer, StreamConsumers } from './stream-consumers.js';
 import { StreamContext } from './stream-context.js';
 import { QunliError } from '@app/contracts';
@@ -165,6 +165,35 @@ describe('event bus on real Redis', () => {
     await until(async () => (await publishedDecisions(p)).length === 3);
     expect(await publishedDecisions(p)).toEqual(['seen one', 'seen two', 'seen three']);
     await until(async () => ((await redis.xpending(keys().stream(p), GROUP)) as [number])[0] === 0);
+  });
+
+  it('trims the inbox to its bound after its own commits, and leaves an inbox it did not add to alone', async () => {
+    const g = '30011';
+    const p = keys().partitionOf(g);
+    const inbox = keys().inbox(p, GROUP);
+    const seed = async (from: number, count: number) => {
+      for (let i = from; i < from + count; i += 1000) {
+        const args: (string | number)[] = [];
+        for (let j = i; j < Math.min(i + 1000, from + count); j++) args.push(j, `old-${j}`);
+        await redis.zadd(inbox, ...args);
+      }
+    };
+    await seed(0, INBOX_SIZE + 10);
+    const app = await startApp('a');
+    const log = app.get(EventLog);
+    await log.append(observed(g, 'one'));
+    await until(async () => (await effects(p)).length === 1);
+    await until(async () => (await redis.zcard(inbox)) === INBOX_SIZE);
+    // Grown behind the reader's back (a previous owner): no commit of this reader since, so no trim.
+    await seed(INBOX_SIZE + 10, 50);
+    await sleep(400); // the janitor runs every 50 ms here
+    expect(await redis.zcard(inbox)).toBe(INBOX_SIZE + 50);
+    const two = observed(g, 'two');
+    await log.append(two);
+    await until(async () => (await redis.zcard(inbox)) === INBOX_SIZE);
+    // The oldest ids go, the one just committed stays.
+    expect(await redis.zscore(inbox, two.id)).not.toBeNull();
+    expect(await redis.zscore(inbox, 'old-0')).toBeNull();
   });
 
   it('re-reads its own pending entries on start (a consumer that died after reading)', async () => {

@@ -19,7 +19,7 @@ import { validatedEntries } from './validated-entries.js';
 export const CONSUMER = 'owner';
 
 /** Processed event ids kept per partition and group to recognise duplicates. */
-const INBOX_SIZE = 20_000;
+export const INBOX_SIZE = 20_000;
 
 export type Dispatch =
   | {
@@ -108,6 +108,8 @@ export class PartitionReader {
   private janitorRun: Promise<void> = Promise.resolve();
   private readonly batchInFlight = new Set<string>();
   private lastSweep = 0;
+  /** Whether a commit of this reader added to the inbox since the janitor last trimmed it (true: trim at start). */
+  private inboxGrew = true;
   private readonly lanes: GroupLanes<HeldEntry>;
   private readonly stream: string;
   private readonly deadLetters: string;
@@ -481,6 +483,7 @@ export class PartitionReader {
       commands: ctx.staged,
     });
     ctx.applied = Number(await (this.redis as CommittingRedis).qunliCommit(keys.length, ...keys, ...argv)) === 1;
+    if (ctx.applied) this.inboxGrew = true;
     for (const published of ctx.published) this.metrics.published(published);
     if (ctx.applied)
       void wakeConsumers(this.redis, this.keys, ctx.published).catch((error: unknown) => this.fault(error));
@@ -677,7 +680,11 @@ export class PartitionReader {
         await this.handle(entries);
       }
     }
-    await this.redis.zremrangebyrank(this.inbox, 0, -(INBOX_SIZE + 1));
+    // Only this reader's commits add to its inbox (a previous owner's are trimmed by the first sweep after start).
+    if (this.inboxGrew) {
+      this.inboxGrew = false;
+      await this.redis.zremrangebyrank(this.inbox, 0, -(INBOX_SIZE + 1));
+    }
   }
 }
 

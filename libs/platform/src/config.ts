@@ -454,7 +454,10 @@ export class QunliConfig {
   @Min(0)
   QUNLI_EPISODE_RETRY_MS = 5000;
 
-  /** How often (real ms) each owned partition's durable timers are checked; a timer fires within this of its due time. */
+  /**
+   * The shortest gap (real ms) between two polls of one partition's durable timers (ADR 0032): the wheel sleeps
+   * until the next timer it knows of, so this only batches the timers of a busy partition.
+   */
   @IsInt()
   @Min(10)
   @Max(1000)

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Counter } from 'prom-client';
 import type { PartitionTask } from '@app/event-bus';
 import { Clock, Metrics, QunliConfig } from '@app/platform';
@@ -7,19 +6,39 @@ import { TimerStore } from './timer.store.js';
 
 const BATCH = 200;
 
+/** The longest (real ms) a partition's wheel sleeps without polling, whatever it knows of: see `rest`. */
+export const TIMER_SWEEP_MS = 1000;
+
+/** One owned partition's loop. */
+interface Loop {
+  running: boolean;
+  done: Promise<void>;
+  /** Product ms of the earliest timer this loop knows of (Infinity: none). */
+  nextDue: number;
+  /** Due times heard of (`TimerStore.onSet`) while a poll was running: the poll may have read before they landed. */
+  heard: number;
+  polling: boolean;
+  /** Real ms (performance.now) the last poll started. */
+  polledAt: number;
+  /** Set while the loop sleeps: ends the sleep early, or sets it again for an earlier timer. */
+  sleep?: { timer: NodeJS.Timeout; end: () => void };
+}
+
 /**
  * Fires the durable timers of the partitions this scheduler owns (a `PartitionTask`: it starts and stops with the
- * partition's lease). Every `QUNLI_TIMER_POLL_MS` it takes the timers due by the product clock and fires them as
- * `timer.fired` (see `TimerStore.fire`), so a timer fires within one poll of its due time, after a restart or a
- * takeover too (overdue timers fire at once), and exactly once even if two owners overlap for a moment.
+ * partition's lease). Each partition's loop takes the timers due by the product clock and fires them as
+ * `timer.fired` (see `TimerStore.fire`), then sleeps until the earliest timer it knows of: the one its poll saw
+ * next, or one this process set since (`TimerStore.onSet`, after the commit that set it). Two polls of a partition
+ * are at least `QUNLI_TIMER_POLL_MS` apart, so a busy partition fires its timers in batches (on a beat shared by
+ * all loops, so their polls leave in one write), and about `TIMER_SWEEP_MS` apart at most, so a timer some other process set (a previous owner's last commit during a takeover)
+ * fires within a second too. An idle partition costs one poll a second instead of one per poll interval. After a
+ * restart or takeover overdue timers fire at once, and each fires exactly once even if two owners overlap.
  */
 @Injectable()
 export class TimerWheel implements PartitionTask {
   private readonly logger = new Logger(TimerWheel.name);
-  private readonly loops = new Map<number, { running: boolean; done: Promise<void> }>();
+  private readonly loops = new Map<number, Loop>();
   private readonly fired: Counter<'purpose'>;
-  /** One beat for every partition's loop: their polls leave in the same tick, so in one write to Redis. */
-  private beat: Promise<void> | undefined;
 
   constructor(
     private readonly timers: TimerStore,
@@ -32,11 +51,19 @@ export class TimerWheel implements PartitionTask {
       help: 'Durable timers fired as timer.fired events, by purpose',
       labelNames: ['purpose'],
     });
+    timers.onSet((partition, dueAt) => this.heardOf(partition, dueAt));
   }
 
   start(partition: number): Promise<void> {
     if (this.loops.has(partition)) return Promise.resolve();
-    const loop = { running: true, done: Promise.resolve() };
+    const loop: Loop = {
+      running: true,
+      done: Promise.resolve(),
+      nextDue: Number.POSITIVE_INFINITY,
+      heard: Number.POSITIVE_INFINITY,
+      polling: false,
+      polledAt: Number.NEGATIVE_INFINITY,
+    };
     loop.done = this.run(partition, loop);
     this.loops.set(partition, loop);
     return Promise.resolve();
@@ -47,47 +74,93 @@ export class TimerWheel implements PartitionTask {
     if (!loop) return;
     loop.running = false;
     this.loops.delete(partition);
+    loop.sleep?.end();
     await loop.done;
   }
 
-  private async run(partition: number, loop: { running: boolean }): Promise<void> {
+  private async run(partition: number, loop: Loop): Promise<void> {
     while (loop.running) {
+      loop.polling = true;
+      loop.polledAt = performance.now();
+      let next: number | null = null;
       try {
-        let fired = BATCH;
-        while (loop.running && fired >= BATCH) fired = await this.tick(partition);
+        let poll: { due: number; next: number | null };
+        do poll = await this.tick(partition);
+        while (loop.running && poll.due >= BATCH);
+        next = poll.next;
       } catch (error) {
         this.logger.error({ message: 'timer poll failed', partition, error: String(error) });
       }
-      await this.nextBeat();
+      loop.polling = false;
+      loop.nextDue = Math.min(next ?? Number.POSITIVE_INFINITY, loop.heard);
+      loop.heard = Number.POSITIVE_INFINITY;
+      if (loop.running) await this.rest(loop);
     }
   }
 
-  private nextBeat(): Promise<void> {
-    return (this.beat ??= sleep(this.config.QUNLI_TIMER_POLL_MS).then(() => {
-      this.beat = undefined;
-    }));
+  /** Sleep until the next poll is due: see the class comment. */
+  private rest(loop: Loop): Promise<void> {
+    return new Promise((resolve) => {
+      const end = () => {
+        if (loop.sleep) clearTimeout(loop.sleep.timer);
+        loop.sleep = undefined;
+        resolve();
+      };
+      loop.sleep = { timer: setTimeout(end, this.restMs(loop)), end };
+    });
   }
 
-  /** Fire what is due now in one partition; resolves to how many were due. */
-  async tick(partition: number): Promise<number> {
+  private restMs(loop: Loop): number {
+    // A timer may end a millisecond early by the wall clock: a poll that early would find nothing due and wait a
+    // whole poll interval, so it waits 2 ms past the due time instead.
+    const untilDue = Number.isFinite(loop.nextDue)
+      ? this.clock.real(loop.nextDue - this.clock.nowMs()) + 2
+      : Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    const gap = this.config.QUNLI_TIMER_POLL_MS;
+    const sweepAt = loop.polledAt + Math.max(TIMER_SWEEP_MS, gap);
+    if (now + untilDue < sweepAt && now + untilDue >= loop.polledAt + gap) return Math.max(0, untilDue);
+    // Held back by the gap or waiting for the sweep: wake on the shared beat (a multiple of the gap), so the loops of
+    // busy or idle partitions poll in the same tick, in one write to Redis, as ADR 0006's single beat did.
+    const wakeAt = Math.min(Math.max(now + untilDue, loop.polledAt + gap), sweepAt);
+    return Math.max(0, Math.ceil(wakeAt / gap) * gap - now);
+  }
+
+  /** A timer this process set on `partition`, due at `dueAt` (product ms), has been committed. */
+  private heardOf(partition: number, dueAt: number): void {
+    const loop = this.loops.get(partition);
+    if (!loop?.running) return;
+    if (loop.polling) {
+      loop.heard = Math.min(loop.heard, dueAt);
+      return;
+    }
+    if (dueAt >= loop.nextDue) return;
+    loop.nextDue = dueAt;
+    if (loop.sleep) {
+      clearTimeout(loop.sleep.timer);
+      loop.sleep.timer = setTimeout(loop.sleep.end, this.restMs(loop));
+    }
+  }
+
+  /** Fire what is due now in one partition; resolves to how many were due and when the next one is. */
+  async tick(partition: number): Promise<{ due: number; next: number | null }> {
     const now = this.clock.nowMs();
-    const due = await this.timers.due(partition, now, BATCH);
-    if (due.length === 0) return 0;
-    const stored = await this.timers.load(
-      partition,
-      due.map((d) => d.timerId),
-    );
+    const { due, next } = await this.timers.due(partition, now, BATCH);
+    if (due.length === 0) return { due: 0, next };
     const batch = [];
-    for (let i = 0; i < due.length; i++) {
-      const timer = stored[i];
-      if (!timer) {
-        await this.timers.drop(partition, due[i]!.timerId);
+    for (const item of due) {
+      if (!item.timer) {
+        await this.timers.drop(partition, item.timerId);
         continue;
       }
-      batch.push({ due: due[i]!, event: TimerStore.firedEvent(timer, this.clock.now()), purpose: timer.purpose });
+      batch.push({
+        due: item,
+        event: TimerStore.firedEvent(item.timer, this.clock.now()),
+        purpose: item.timer.purpose,
+      });
     }
     await this.timers.fire(partition, batch);
     for (const { purpose } of batch) this.fired.inc({ purpose });
-    return due.length;
+    return { due: due.length, next };
   }
 }

@@ -50,23 +50,71 @@ return fired
 `;
 
 /**
+ * A wheel's poll of one partition: up to ARGV[2] timers due by ARGV[1] (product ms), each as (id, score, data or
+ * nil), and the score of the earliest timer after ARGV[1] (nil: none), so the wheel knows how long it may sleep.
+ * KEYS: timers, timer data.
+ */
+const DUE = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
+local out = {}
+if #due > 0 then
+  local ids = {}
+  for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
+  local data = redis.call('HMGET', KEYS[2], unpack(ids))
+  for i = 1, #ids do
+    out[#out + 1] = ids[i]
+    out[#out + 1] = due[i * 2]
+    out[#out + 1] = data[i]
+  end
+  -- A full batch: the wheel polls again at once, so what comes next does not matter yet.
+  if #ids >= tonumber(ARGV[2]) then return {out} end
+end
+local after = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+return {out, after[2]}
+`;
+
+/** What one poll of a partition found (see `DUE`). */
+export interface DuePoll {
+  /** Due timers, earliest first; `timer` is undefined when its data is gone. */
+  due: (DueTimer & { timer: StoredTimer | undefined })[];
+  /** Product ms of the earliest timer not yet due, or null. */
+  next: number | null;
+}
+
+/**
  * The scheduler's durable timers: per partition, a sorted set of due times (product ms) and a hash of what each
  * timer is. Timers are set and cancelled in the commit of the state that needs them (`stage…`), and fired by the
  * partition's owner (`TimerWheel`) as `timer.fired` events in the same partition, so the group's order holds.
  */
 @Injectable()
 export class TimerStore {
+  private readonly setListeners: ((partition: number, dueAt: number) => void)[] = [];
+
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     private readonly keys: Keyspace,
   ) {
     this.redis.defineCommand('qunliFireTimers', { numberOfKeys: 3, lua: FIRE });
+    this.redis.defineCommand('qunliDueTimers', { numberOfKeys: 2, lua: DUE });
+  }
+
+  /**
+   * Call `listener` with (partition, due time) for every timer this process sets, once the commit that set it
+   * has applied: the wheel sleeps until the earliest timer it knows of, so it must hear of new ones.
+   */
+  onSet(listener: (partition: number, dueAt: number) => void): void {
+    this.setListeners.push(listener);
   }
 
   stageSet(ctx: StreamContext, groupId: string | null, spec: TimerSpec, setAt: number): void {
     const stored: StoredTimer = { ...spec, setAt, groupId };
     ctx.stage('ZADD', [this.keys.timers(ctx.partition)], spec.dueAt, spec.timerId);
     ctx.stage('HSET', [this.keys.timerData(ctx.partition)], spec.timerId, JSON.stringify(stored));
+    if (this.setListeners.length > 0) {
+      ctx.afterCommit(() => {
+        for (const listener of this.setListeners) listener(ctx.partition, spec.dueAt);
+      });
+    }
   }
 
   stageCancel(ctx: StreamContext, timerId: string): void {
@@ -74,25 +122,26 @@ export class TimerStore {
     ctx.stage('HDEL', [this.keys.timerData(ctx.partition)], timerId);
   }
 
-  async due(partition: number, nowMs: number, limit: number): Promise<DueTimer[]> {
-    const flat = await this.redis.zrangebyscore(
-      this.keys.timers(partition),
-      '-inf',
-      nowMs,
-      'WITHSCORES',
-      'LIMIT',
-      0,
-      limit,
-    );
-    const out: DueTimer[] = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ timerId: flat[i]!, score: flat[i + 1]! });
-    return out;
-  }
-
-  async load(partition: number, timerIds: string[]): Promise<(StoredTimer | undefined)[]> {
-    if (timerIds.length === 0) return [];
-    const raw = await this.redis.hmget(this.keys.timerData(partition), ...timerIds);
-    return raw.map((json) => (json === null ? undefined : (JSON.parse(json) as StoredTimer)));
+  /**
+   * The timers of `partition` due by `nowMs` (at most `limit`, earliest first) with what each is, and the due time
+   * of the earliest one after `nowMs` (null: none): one round trip (`DUE`).
+   */
+  async due(partition: number, nowMs: number, limit: number): Promise<DuePoll> {
+    const [flat, next] = await (
+      this.redis as unknown as {
+        qunliDueTimers(...a: (string | number)[]): Promise<[(string | null)[], string | null]>;
+      }
+    ).qunliDueTimers(this.keys.timers(partition), this.keys.timerData(partition), nowMs, limit);
+    const due: DuePoll['due'] = [];
+    for (let i = 0; i < flat.length; i += 3) {
+      const json = flat[i + 2];
+      due.push({
+        timerId: flat[i]!,
+        score: flat[i + 1]!,
+        timer: json === null || json === undefined ? undefined : (JSON.parse(json) as StoredTimer),
+      });
+    }
+    return { due, next: next === null || next === undefined ? null : Number(next) };
   }
 
   /** Fire these timers (see `FIRE`); resolves to how many fired here. */
