@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent } from '@app/contracts';
 import { Metrics } from '@app/platform';
@@ -138,6 +140,63 @@ describe('PartitionReader', () => {
     expect(pending[0]).toBe(0);
     await reader.stop();
     real.disconnect();
+  });
+
+  it('keeps nothing of what it read once it is handled, however long it runs', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapAfterGc = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const keys = new Keyspace(prefix, 2);
+    const stream = keys.stream(0);
+    const ENTRIES = 300;
+    const big = '字'.repeat(50_000); // ≈ 100 KB of string per entry once read back
+    for (let i = 0; i < ENTRIES; i++) {
+      await redis.xadd(
+        stream,
+        '*',
+        ...sealedFields(
+          sealEnvelope(
+            makeEvent({
+              kind: EventKind.MessageObserved,
+              groupId: '300003',
+              source: 'test',
+              payload: sampleMessage(`${i} ${big}`),
+            }),
+          ),
+        ),
+      );
+    }
+    let handled = 0;
+    const blocking = redis.duplicate();
+    const reader = readerOn(
+      redis,
+      blocking,
+      keys,
+      'memory',
+      { ...TEST_READER_SETTINGS, readCount: 4 },
+      {
+        mode: 'batch',
+        handler: {
+          handleBatch: (entries: BatchEntry[]) => {
+            handled += entries.length;
+            return Promise.resolve();
+          },
+        },
+      },
+    );
+    const before = heapAfterGc();
+    await reader.start();
+    await waitFor(() => handled === ENTRIES, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Seventy-five reads of ≈ 30 MB in all: a reader that kept its replies (a race with a promise that settles only
+    // at stop keeps each one) would hold all of it until it stops.
+    const grown = heapAfterGc() - before;
+    await reader.stop();
+    blocking.disconnect();
+    expect(grown).toBeLessThan(10 * 1024 * 1024);
   });
 });
 

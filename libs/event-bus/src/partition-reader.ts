@@ -12,6 +12,7 @@ import { wakeConsumers, type StreamWakes } from './stream-wakes.js';
 import type { BusMetrics } from './bus-metrics.js';
 import { StreamContext } from './stream-context.js';
 import { isTransientError } from './transient-error.js';
+import { unlessAborted } from './unless-aborted.js';
 import { validatedEntries } from './validated-entries.js';
 
 /** One consumer name per partition stream: the lease guarantees a single reader, so the name can be fixed and a
@@ -101,9 +102,8 @@ function describe(error: unknown): string {
 export class PartitionReader {
   private running = false;
   private loop: Promise<void> = Promise.resolve();
-  /** Resolved by `stop()`, so a blocking read in flight is not waited for. */
-  private halted: Promise<void> = Promise.resolve();
-  private halt: () => void = () => undefined;
+  /** Aborted by `stop()`, so a blocking read in flight is not waited for (`unlessAborted`). */
+  private stopping = new AbortController();
   private janitorTimer: NodeJS.Timeout | undefined;
   private janitorRun: Promise<void> = Promise.resolve();
   private readonly batchInFlight = new Set<string>();
@@ -157,7 +157,7 @@ export class PartitionReader {
   async start(): Promise<void> {
     await this.ensureGroup();
     this.running = true;
-    this.halted = new Promise((resolve) => (this.halt = resolve));
+    this.stopping = new AbortController();
     this.loop = this.run();
   }
 
@@ -191,7 +191,7 @@ export class PartitionReader {
   /** Stop reading; wait for handlers running now. Unacknowledged entries stay pending for the next owner. */
   async stop(): Promise<void> {
     this.running = false;
-    this.halt();
+    this.stopping.abort();
     clearInterval(this.janitorTimer);
     const lanes = this.lanes.stop();
     await this.loop;
@@ -237,7 +237,7 @@ export class PartitionReader {
         // loss), and a stop waiting for it would hold the lease heartbeat forever. Entries the abandoned read may
         // still deliver stay pending for the partition's next owner.
         read.catch(() => undefined);
-        const reply = await Promise.race([read, this.halted.then(() => null)]);
+        const reply = await unlessAborted(read, this.stopping.signal);
         if (!this.running) break;
         const entries = this.entriesOf(reply, () => 1);
         const wanted = entries.length > 0 ? await this.handle(entries) : 0;
@@ -245,12 +245,12 @@ export class PartitionReader {
         // low rate each read would otherwise return an entry or two, and every read is a wake-up, a round trip
         // and a transaction's worth of fixed cost, for each of the partitions.
         if (this.dispatch.mode === 'batch' && entries.length < this.settings.readCount && this.settings.lingerMs > 0) {
-          await Promise.race([sleep(this.settings.lingerMs), this.halted]);
+          await unlessAborted(sleep(this.settings.lingerMs), this.stopping.signal);
         }
         // A group that wants a few rare kinds (outbound) would otherwise wake for every entry of the log only to
         // skip it: it rests until a writer of its kinds wakes the partition, or its rest is up.
         if (this.wakes && this.settings.idleLingerMs > 0 && entries.length > 0 && wanted === 0) {
-          await this.wakes.rest(this.partition, this.settings.idleLingerMs, this.halted);
+          await this.wakes.rest(this.partition, this.settings.idleLingerMs, this.stopping.signal);
         }
       } catch (error) {
         if (!this.running) break;

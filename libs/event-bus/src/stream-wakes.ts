@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { WAKES, type EventEnvelope, type Keyspace } from '@app/contracts';
+import { unlessAborted } from './unless-aborted.js';
 
 /**
  * Tell the consumer groups that rest between reads (`WAKES`, `ConsumerOptions.idleLingerMs`) that these appended
@@ -51,17 +52,17 @@ export class StreamWakes {
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());
   }
 
-  /** Wait up to `ms` (real time), or until `partition` is woken or `halted` settles. */
-  async rest(partition: number, ms: number, halted: Promise<void>): Promise<void> {
+  /** Wait up to `ms` (real time), or until `partition` is woken or `stopping` aborts. */
+  async rest(partition: number, ms: number, stopping: AbortSignal): Promise<void> {
     if (this.woken.delete(partition)) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
+    await unlessAborted(
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, ms);
         this.resting.set(partition, resolve);
       }),
-      halted,
-    ]).catch((error: unknown) => this.onError(error));
+      stopping,
+    ).catch((error: unknown) => this.onError(error));
     clearTimeout(timer);
     this.resting.delete(partition);
     this.woken.delete(partition);
