@@ -153,8 +153,9 @@ describe('PartitionReader', () => {
     const stream = keys.stream(0);
     const ENTRIES = 300;
     const big = '字'.repeat(50_000); // ≈ 100 KB of string per entry once read back
+    const appends = redis.pipeline();
     for (let i = 0; i < ENTRIES; i++) {
-      await redis.xadd(
+      appends.xadd(
         stream,
         '*',
         ...sealedFields(
@@ -169,6 +170,7 @@ describe('PartitionReader', () => {
         ),
       );
     }
+    await appends.exec();
     let handled = 0;
     const blocking = redis.duplicate();
     const reader = readerOn(
@@ -197,7 +199,7 @@ describe('PartitionReader', () => {
     await reader.stop();
     blocking.disconnect();
     expect(grown).toBeLessThan(10 * 1024 * 1024);
-  });
+  }, 60_000);
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -68,6 +68,25 @@ export async function freePort(): Promise<number> {
  * One app running as a real child process (`node dist/apps/<app>/src/main.js`), its output kept in a log file so a
  * failing test can show what the app said.
  */
+/** Apps this process started that still run: killed if this process exits first. */
+const live = new Set<ChildProcess>();
+let reaping = false;
+
+/**
+ * Kill `child` when this process exits while it still runs (`process.exit`, the end of the event loop, an uncaught
+ * error), so a test or bench that crashes does not leave apps up, holding ports and CPU and reading the streams of
+ * later runs. A process killed by a signal runs no exit handler: its apps stay.
+ */
+export function reapOnExit(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (reaping) return;
+  reaping = true;
+  process.once('exit', () => {
+    for (const running of live) running.kill('SIGKILL');
+  });
+}
+
 export class AppProcess {
   private child: ChildProcess | undefined;
   private log: WriteStream | undefined;
@@ -117,6 +136,7 @@ export class AppProcess {
       this.lastExit = { code, signal };
     });
     this.child = child;
+    reapOnExit(child);
     await this.waitHealthy(readyTimeoutMs);
   }
 
