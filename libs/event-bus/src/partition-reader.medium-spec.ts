@@ -191,15 +191,20 @@ describe('PartitionReader', () => {
       },
     );
     const before = heapAfterGc();
-    await reader.start();
-    await waitFor(() => handled >= ENTRIES, 20_000);
+    let grown: number;
+    try {
+      await reader.start();
+      await waitFor(() => handled >= ENTRIES, 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Seventy-five reads of ≈ 30 MB in all: a reader that kept its replies (a race with a promise that settles
+      // only at stop keeps each one) would hold all of it until it stops.
+      grown = heapAfterGc() - before;
+    } finally {
+      // Also when it failed: a reader left running keeps reconnecting and the test run never ends.
+      await reader.stop();
+      blocking.disconnect();
+    }
     expect(handled).toBe(ENTRIES);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    // Seventy-five reads of ≈ 30 MB in all: a reader that kept its replies (a race with a promise that settles only
-    // at stop keeps each one) would hold all of it until it stops.
-    const grown = heapAfterGc() - before;
-    await reader.stop();
-    blocking.disconnect();
     expect(grown).toBeLessThan(10 * 1024 * 1024);
   }, 60_000);
 });
