@@ -1,21 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { FakeOneBot, LlmDouble } from '@app/testing';
-import { round } from './load.js';
+import { commandCalls, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
 export interface IdleOptions {
   /** After boot, before the measured window: pools connect, first polls and janitors run. */
   warmupMs: number;
   measureMs: number;
-}
-
-/** Redis commands executed so far, by command (all clients: run it on a Redis nothing else uses meanwhile). */
-async function commandCalls(redis: Redis): Promise<Map<string, number>> {
-  const info = await redis.info('commandstats');
-  const calls = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
-  return calls;
 }
 
 /**

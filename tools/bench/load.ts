@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { signBody } from '@app/onebot';
 import { napcatGroupMessage } from '@app/testing';
@@ -86,4 +87,12 @@ export function percentile(sorted: number[], p: number): number {
 export function round(value: number, digits = 1): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
+}
+
+/** Redis commands executed so far, by command (all clients: run it on a Redis nothing else uses meanwhile). */
+export async function commandCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const calls = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(match[1]!, Number(match[2]));
+  return calls;
 }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { FakeOneBot, LlmDouble } from '@app/testing';
-import { AmbientPacer, OneBotLoad, round } from './load.js';
+import { AmbientPacer, commandCalls, OneBotLoad, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
 export interface SteadyOptions {
@@ -15,11 +15,10 @@ export interface SteadyOptions {
   cpuProfDir?: string;
 }
 
-/** Redis commands executed so far (all clients: run it on a Redis nothing else uses meanwhile). */
+/** Redis commands executed so far, all commands together. */
 async function redisCalls(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats');
   let calls = 0;
-  for (const match of info.matchAll(/calls=(\d+)/g)) calls += Number(match[1]);
+  for (const n of (await commandCalls(redis)).values()) calls += n;
   return calls;
 }
 

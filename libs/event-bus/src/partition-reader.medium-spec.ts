@@ -1,9 +1,7 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent } from '@app/contracts';
 import { Metrics } from '@app/platform';
-import { deleteKeys, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, heapAfterGc, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { BusMetrics } from './bus-metrics.js';
 import type { BatchEntry } from './consumer-types.js';
 import { sealedFields, sealEnvelope } from './entry-seal.js';
@@ -30,6 +28,13 @@ function readerOn(
     dispatch,
     new BusMetrics(new Metrics('test', false)),
     log,
+  );
+}
+
+/** The fields of a sealed `message.observed` entry, as a writer appends it. */
+function observedEntry(groupId: string, text: string): string[] {
+  return sealedFields(
+    sealEnvelope(makeEvent({ kind: EventKind.MessageObserved, groupId, source: 'test', payload: sampleMessage(text) })),
   );
 }
 
@@ -75,21 +80,7 @@ describe('PartitionReader', () => {
   it('in batch mode, handles entries of its own that a lost read left pending while it read on past them', async () => {
     const keys = new Keyspace(prefix, 2);
     const stream = keys.stream(0);
-    const append = (text: string) =>
-      redis.xadd(
-        stream,
-        '*',
-        ...sealedFields(
-          sealEnvelope(
-            makeEvent({
-              kind: EventKind.MessageObserved,
-              groupId: '300002',
-              source: 'test',
-              payload: sampleMessage(text),
-            }),
-          ),
-        ),
-      );
+    const append = (text: string) => redis.xadd(stream, '*', ...observedEntry('300002', text));
     const seen: string[] = [];
     const real = redis.duplicate();
     // The reader's blocking connection, with a gate: while it is closed the reader's next read waits, so a read of
@@ -143,12 +134,6 @@ describe('PartitionReader', () => {
   });
 
   it('keeps nothing of what it read once it is handled, however long it runs', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const heapAfterGc = () => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
     // A stream of its own: the earlier specs' entries would be read by this new group too.
     const keys = new Keyspace(`${prefix}:retention`, 2);
     const stream = keys.stream(0);
@@ -156,20 +141,7 @@ describe('PartitionReader', () => {
     const big = '字'.repeat(50_000); // ≈ 100 KB of string per entry once read back
     const appends = redis.pipeline();
     for (let i = 0; i < ENTRIES; i++) {
-      appends.xadd(
-        stream,
-        '*',
-        ...sealedFields(
-          sealEnvelope(
-            makeEvent({
-              kind: EventKind.MessageObserved,
-              groupId: '300003',
-              source: 'test',
-              payload: sampleMessage(`${i} ${big}`),
-            }),
-          ),
-        ),
-      );
+      appends.xadd(stream, '*', ...observedEntry('300003', `${i} ${big}`));
     }
     await appends.exec();
     let handled = 0;

@@ -1,9 +1,7 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { exposedGc } from '@app/testing';
 import { unlessAborted } from './unless-aborted.js';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc = exposedGc();
 
 /** Whether what `wait` resolved to is still reachable after the wait, while the stop signal lives on. */
 async function keptAfter(wait: (work: Promise<object>) => Promise<unknown>): Promise<boolean> {

@@ -7,6 +7,7 @@ export * from './recording-server.js';
 export * from './redis.js';
 export * from './projection.js';
 export * from './eventually.js';
+export * from './gc.js';
 export * from './utils-llm-double.js';
 export * from './mcp-test-server.js';
 export * from './onebot/fake-onebot.js';

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { EventKind, Keyspace } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
 import { Clock, Metrics } from '@app/platform';
-import { deleteKeys, testConfig, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, eventually, testConfig, testRedis, uniquePrefix } from '@app/testing';
 import type { TimerSpec } from '../decisions/group-state.js';
 import { TIMER_SWEEP_MS, TimerWheel } from './timer-wheel.js';
 import { TimerStore } from './timer.store.js';
@@ -47,14 +47,9 @@ async function foreignTimer(timer: TimerSpec): Promise<void> {
   );
 }
 
-/** Wait (checking every 5 ms) until `holds`, or fail after `timeoutMs`. */
-async function until(what: string, holds: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await holds())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** Wait until `holds`, checking every 5 ms (the specs time the wheel), or fail after `timeoutMs`. */
+const until = (what: string, holds: () => boolean | Promise<boolean>, timeoutMs = 5000) =>
+  eventually(what, async () => await holds(), timeoutMs, 5);
 
 const sameIds = (expected: string[]) => async () =>
   JSON.stringify((await firedIds()).sort()) === JSON.stringify(expected);
