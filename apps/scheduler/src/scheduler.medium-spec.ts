@@ -91,7 +91,7 @@ function say(
   groupId: string,
   sender: string,
   text: string,
-  options: { direct?: DirectReason; notBefore?: Date; deadline?: Date } = {},
+  options: { direct?: DirectReason; notBefore?: Date; deadline?: Date; createdAt?: Date } = {},
 ) {
   return makeEvent({
     kind: options.direct ? EventKind.MessageDirect : EventKind.MessageObserved,
@@ -106,6 +106,7 @@ function say(
     }),
     ...(options.notBefore ? { notBefore: options.notBefore } : {}),
     ...(options.deadline ? { deadline: options.deadline } : {}),
+    ...(options.createdAt ? { createdAt: options.createdAt } : {}),
   });
 }
 
@@ -505,6 +506,95 @@ describe('scheduler on real Redis and Postgres', () => {
     const fired = (await of(g, EventKind.TimerFired)).map((f) => f.payload.timerId);
     expect(fired.sort()).toEqual([`deadline:${episodeId}`, `debounce:${later.id}`, `not_before:${later.id}`].sort());
   }, 60_000);
+
+  it('publishes an @ waiting for its debounce with its decision: no event of its own, the trail whole', async () => {
+    const g = '50021';
+    const ask = say(g, 'kate', '在吗', { direct: 'at' });
+    await log.append(ask);
+    const [decision] = await until('the decision', async () => {
+      const found = await of(g, EventKind.DecisionMade);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(decision!.payload.subjectEventId).toBe(ask.id);
+    // The turn that only started the wait published nothing (ADR 0033): its record rides in the decision. (The
+    // episode's start moves the event on later, in an event of its own.)
+    const moves = (await of(g, EventKind.EventTransitioned)).flatMap((e) => e.payload.transitions);
+    expect(moves.filter((t) => t.to === 'scheduled')).toEqual([]);
+    const trail = decision!.payload.transitions;
+    expect(trail.map((t) => t.seq)).toEqual(trail.map((_, i) => i + 1));
+    expect(trail.slice(0, 3).map((t) => [t.from, t.to])).toEqual([
+      ['captured', 'classified'],
+      ['classified', 'linked'],
+      ['linked', 'scheduled'],
+    ]);
+    const waited = trail[2]!;
+    expect(waited.reason).toMatch(/^scheduled: debouncing/);
+    expect(Date.parse(waited.at!)).toBeLessThan(Date.parse(decision!.createdAt));
+    // The timer it set is dated when it was set, not when the decision carried the record.
+    const [debounce] = (await of(g, EventKind.TimerScheduled)).filter((t) => t.payload.purpose === 'debounce');
+    expect(debounce!.payload.setAt).toBe(waited.at);
+    expect((await of(g, EventKind.ThreadUpdated)).map((t) => t.payload.subjectEventId)).toContain(ask.id);
+    // Projected as if published when it happened: the whole trail, the timer set before it fired.
+    const rows = await until('the trail projected', async () => {
+      const { rows: found } = await sql.query<{ seq: number; to_state: string; at: Date }>(
+        'SELECT seq, to_state, at FROM event_transitions WHERE event_id = $1 ORDER BY seq',
+        [ask.id],
+      );
+      return found.length >= trail.length ? found : undefined;
+    });
+    expect(rows.slice(0, trail.length).map((r) => r.to_state)).toEqual(trail.map((t) => t.to));
+    expect(rows[2]!.at.toISOString()).toBe(waited.at);
+    const timer = await until('the timer projected', async () => {
+      const { rows: found } = await sql.query<{ set_at: Date; fired_at: Date | null }>(
+        'SELECT set_at, fired_at FROM timers WHERE timer_id = $1',
+        [`debounce:${ask.id}`],
+      );
+      return found[0]?.fired_at ? found[0] : undefined;
+    });
+    expect(timer.set_at.toISOString()).toBe(waited.at);
+    expect(timer.set_at.getTime()).toBeLessThan(timer.fired_at!.getTime());
+    expect(await redis.hget(keys.groupStateFields(keys.partitionOf(g), g), 'unpublished')).toBeNull();
+  }, 30_000);
+
+  it('publishes a waiting record of another sender before the turn that decides first, each trail whole', async () => {
+    const g = '50022';
+    const first = say(g, 'liam', '在吗', { direct: 'at' });
+    await log.append(first);
+    await sleep(120);
+    const second = say(g, 'mona', '我也有事', { direct: 'at' });
+    await log.append(second);
+    await until('both decisions', async () => (await of(g, EventKind.DecisionMade)).length === 2 || undefined);
+    const log2 = await entries(g);
+    const at = (kind: string, subject: string) =>
+      log2.findIndex((e) => e.kind === kind && (e.payload as { subjectEventId?: string }).subjectEventId === subject);
+    // The first decision's turn published mona's waiting record on its own, just before it.
+    expect(at(EventKind.EventTransitioned, first.id)).toBe(-1);
+    expect(at(EventKind.EventTransitioned, second.id)).toBeGreaterThan(-1);
+    expect(at(EventKind.EventTransitioned, second.id)).toBeLessThan(at(EventKind.DecisionMade, first.id));
+    expect(at(EventKind.DecisionMade, first.id)).toBeLessThan(at(EventKind.DecisionMade, second.id));
+    const record = log2[at(EventKind.EventTransitioned, second.id)]!;
+    expect(record).toMatchObject({ causationId: second.id, actorIds: ['mona'], evidenceMessageIds: [second.id] });
+    expect(Date.parse(record.createdAt)).toBeLessThan(
+      Date.parse(log2[at(EventKind.DecisionMade, first.id)]!.createdAt),
+    );
+    for (const subject of [first.id, second.id]) {
+      const seqs = log2
+        .filter((e) => e.kind === EventKind.DecisionMade || e.kind === EventKind.EventTransitioned)
+        .filter((e) => (e.payload as { subjectEventId: string }).subjectEventId === subject)
+        .flatMap((e) => (e.payload as { transitions: { seq: number }[] }).transitions.map((t) => t.seq));
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    }
+  }, 30_000);
+
+  it('publishes at once the wait of a message read long after it was appended (its partition is behind)', async () => {
+    const g = '50023';
+    const late = say(g, 'nina', '在吗', { direct: 'at', createdAt: new Date(Date.now() - 3000) });
+    await log.append(late);
+    await until('the decision', async () => (await of(g, EventKind.DecisionMade)).length > 0 || undefined);
+    const [waited] = await of(g, EventKind.EventTransitioned);
+    expect(waited!.payload.transitions.map((t) => t.to)).toEqual(['classified', 'linked', 'scheduled']);
+    expect((await of(g, EventKind.DecisionMade))[0]!.payload.transitions[0]!.seq).toBe(4);
+  }, 30_000);
 
   it('gives every decision a reason', async () => {
     await until('the projector to catch up', async () => {

@@ -49,6 +49,14 @@ export class TimerScheduledPayload {
   /** Product time it is due. Setting the same timer id again moves it. */
   @IsISO8601()
   dueAt!: string;
+
+  /**
+   * Product time it was set, when that is not the time of the event carrying this record: a turn published later
+   * than it happened (ADR 0033). Absent: the carrier's `createdAt`.
+   */
+  @IsOptional()
+  @IsISO8601()
+  setAt?: string;
 }
 
 /** `timer.cancelled`: a durable timer will not fire (its reason is gone: the batch closed, the episode ended…). */

@@ -1,4 +1,6 @@
 import type {
+  ThreadUpdatedPayload,
+  TimerScheduledPayload,
   DecisionKeywordHit,
   DecisionOutcome,
   DispatchLane,
@@ -122,6 +124,30 @@ export interface GroupState {
   threads: Record<string, ThreadState>;
   /** The group actor: the bot's own part in the group (`actors/`). */
   actor: GroupActorState;
+  /**
+   * Records of turns not yet published, oldest first (ADR 0033): a message's moves into its debounce wait and that
+   * turn's facts, written by the adapter (`GroupRuntime`), never by `decide`. Absent or empty: none.
+   */
+  unpublished?: UnpublishedTurn[];
+}
+
+/**
+ * A message turn whose only news was that the message now waits for its sender's debounce (ADR 0033): what its
+ * `event.transitioned` would have said, kept in the group state until the group's next turn that publishes, which
+ * publishes it first (in the message's own `decision.made` when that is the turn's carrier).
+ */
+export interface UnpublishedTurn {
+  subjectEventId: string;
+  /** The handled message's correlation id, actor ids and priority, for a record published on its own. */
+  correlationId: string;
+  actorIds: string[];
+  priority: number;
+  /** Product ms of the turn. */
+  at: number;
+  transitions: StateTransition[];
+  /** The turn's thread snapshots and timers set (each with `setAt`); a turn with other facts is not deferred. */
+  threads: ThreadUpdatedPayload[];
+  timersScheduled: TimerScheduledPayload[];
 }
 
 /** How many ended episode ids a group remembers. */

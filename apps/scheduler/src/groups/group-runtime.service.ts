@@ -21,7 +21,7 @@ import {
 } from '@app/contracts';
 import type { StreamContext } from '@app/event-bus';
 import { Clock, Metrics, QunliConfig } from '@app/platform';
-import type { Histogram } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
 import type { AttentionPolicy } from '../decisions/attention.policy.js';
 import { repliesInWindow } from '../actors/group-actor.js';
 import { DEFAULT_TALK, messagesNeeded, react } from '../decisions/event.decider.js';
@@ -33,6 +33,7 @@ import type {
   SchedulerEffect,
   SchedulerSettings,
   TimerSpec,
+  UnpublishedTurn,
 } from '../decisions/group-state.js';
 import { Dispatcher } from '../dispatch/dispatcher.service.js';
 import { FairDispatchStore, type DispatchEntry } from '../dispatch/fair-dispatch.store.js';
@@ -53,7 +54,8 @@ function isEmpty(state: GroupState): boolean {
     Object.keys(state.snoozed).length === 0 &&
     Object.keys(state.episodes).length === 0 &&
     Object.keys(state.timers).length === 0 &&
-    Object.keys(state.threads ?? {}).length === 0
+    Object.keys(state.threads ?? {}).length === 0 &&
+    !state.unpublished?.length
   );
 }
 
@@ -102,6 +104,45 @@ function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload>
   return event.kind === EventKind.MessageObserved || event.kind === EventKind.MessageDirect;
 }
 
+/** The moves of a turn by subject event, in the order the decider made them. */
+type Moves = Map<string, { transitions: StateTransition[]; decision?: DecisionRecord }>;
+
+function movesOf(effects: readonly SchedulerEffect[]): Moves {
+  const moves: Moves = new Map();
+  for (const effect of effects) {
+    if (effect.type !== 'moved') continue;
+    const entry = moves.get(effect.eventId) ?? { transitions: [] };
+    entry.transitions.push(...effect.transitions);
+    if (effect.decision) entry.decision = effect.decision;
+    moves.set(effect.eventId, entry);
+  }
+  return moves;
+}
+
+/** Effects a deferrable message turn may have: its tracking, its moves, its batch, timers set, thread, actor count. */
+const DEFERRABLE_EFFECTS = new Set<SchedulerEffect['type']>([
+  'tracked',
+  'moved',
+  'batch',
+  'timerSet',
+  'thread',
+  'actor',
+]);
+
+/**
+ * Records a group keeps unpublished at most; a turn that would add one more publishes them all instead. Small: the
+ * records are one field of the group state, rewritten whole when one is added, and a group with several senders
+ * waiting at once mostly publishes its records on their own anyway.
+ */
+export const UNPUBLISHED_KEPT = 4;
+
+/**
+ * A message handled later than this after it was appended (product ms) is published at once: its partition is
+ * behind, so its group's later messages are already queued, and its decision will not be the group's next turn
+ * that publishes (its record would be published on its own, after costing a write to the state and its removal).
+ */
+export const DEFER_FRESH_MS = 500;
+
 /**
  * One group event through the scheduler: load the group's state and the messages the decision needs, decide
  * (`event.decider.ts`, pure), then turn the facts into effects — published events, staged writes, timers, control
@@ -112,6 +153,7 @@ function isMessage(event: EventEnvelope): event is EventEnvelope<MessagePayload>
 export class GroupRuntime {
   private readonly settings: SchedulerSettings;
   private readonly scores: Histogram<'decision'>;
+  private readonly records: Counter<'outcome'>;
 
   constructor(
     private readonly states: GroupStateStore,
@@ -133,6 +175,13 @@ export class GroupRuntime {
       help: 'Attention scores of scored decisions (forced ones carry none), by decision outcome',
       labelNames: ['decision'],
       buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+    });
+    this.records = metrics.counter({
+      name: 'qunli_scheduler_turn_records_total',
+      help:
+        'Message turns recorded in the group state instead of published at once (deferred), and how they were ' +
+        "published later: inside the message's own next move event (merged) or as their own event (published)",
+      labelNames: ['outcome'],
     });
   }
 
@@ -192,12 +241,38 @@ export class GroupRuntime {
     this.keepRecent(event, ctx);
     const window = () => (recent ??= this.states.recent(ctx, groupId));
     await this.dispatchSide(event, effects, messages, ctx, window);
-    // The turn's thread, actor and timer facts ride on its last move event when it has one (ADR-0024).
-    const carrier = this.publishMoves(event, effects, now, ctx);
+    const moves = movesOf(effects);
     const facts: TurnFact[] = [];
     this.publishAttention(event, effects, state, now, facts);
     this.writeTimers(event, effects, before, now, ctx, facts);
-    this.publishFacts(event, facts, carrier, now, ctx);
+    // A message that only starts waiting for its sender's debounce is recorded in the state and published with the
+    // group's next turn that publishes (ADR 0033), before anything else of that turn (a record inside its own
+    // message's move event when that is the carrier).
+    const pending = before.unpublished ?? [];
+    const deferred = this.deferrable(event, effects, moves, facts, state, pending.length, now);
+    let after = state;
+    if (deferred) {
+      after = { ...state, unpublished: [...pending, deferred] };
+      this.records.inc({ outcome: 'deferred' });
+    } else if (pending.length > 0 && (moves.size > 0 || facts.length > 0)) {
+      const merged = this.mergeable(pending, moves, facts);
+      for (const record of pending) if (record !== merged) this.publishRecord(event, record, now, ctx);
+      if (merged) {
+        const move = moves.get(merged.subjectEventId)!;
+        move.transitions = [...merged.transitions, ...move.transitions];
+        facts.unshift(
+          ...merged.threads.map((payload) => ({ kind: EventKind.ThreadUpdated, payload }) as const),
+          ...merged.timersScheduled.map((payload) => ({ kind: EventKind.TimerScheduled, payload }) as const),
+        );
+        this.records.inc({ outcome: 'merged' });
+      }
+      after = { ...state, unpublished: [] };
+    }
+    if (!deferred) {
+      // The turn's thread, actor and timer facts ride on its last move event when it has one (ADR-0024).
+      const carrier = this.publishMoves(event, moves, now, ctx);
+      this.publishFacts(event, facts, carrier, now, ctx);
+    }
     for (const effect of effects) {
       if (effect.type === 'control') {
         this.control.stage(
@@ -216,14 +291,105 @@ export class GroupRuntime {
         this.jobs.stageDrop(ctx, effect.episodeId);
       }
     }
-    this.holdMessages(before, state, effects, messages, ctx);
-    this.states.stageSave(ctx, groupId, committed, state, isEmpty(committed));
+    this.holdMessages(before, after, effects, messages, ctx);
+    this.states.stageSave(ctx, groupId, committed, after, isEmpty(committed));
     if (effects.some((e) => e.type === 'episodeOffered' || e.type === 'released' || e.type === 'withdrawn')) {
       ctx.afterCommit(async () => {
         this.dispatcher.kick();
         await this.dispatcher.wakeAll();
       });
     }
+  }
+
+  /**
+   * The record of this turn when it may wait unpublished (ADR 0033): a message whose only moves take it into its
+   * sender's debounce batch, in a turn whose only facts are thread snapshots and timers set. Anything else a turn
+   * says (a decision, another event's move, an idle thread, a cancelled timer, the actor's budget) is published
+   * when it happens, with every earlier record before it.
+   */
+  private deferrable(
+    event: EventEnvelope,
+    effects: readonly SchedulerEffect[],
+    moves: Moves,
+    facts: readonly TurnFact[],
+    after: GroupState,
+    pending: number,
+    now: number,
+  ): UnpublishedTurn | undefined {
+    if (!isMessage(event) || pending >= UNPUBLISHED_KEPT || moves.size !== 1) return undefined;
+    if (now - Date.parse(event.createdAt) > DEFER_FRESH_MS) return undefined;
+    const move = moves.get(event.id);
+    if (!move || move.decision || after.events[event.id]?.state !== 'scheduled') return undefined;
+    if (!Object.values(after.batches).some((batch) => batch.eventIds.includes(event.id))) return undefined;
+    if (!effects.every((effect) => DEFERRABLE_EFFECTS.has(effect.type))) return undefined;
+    const threads: ThreadUpdatedPayload[] = [];
+    const timersScheduled: TimerScheduledPayload[] = [];
+    const setAt = new Date(now).toISOString();
+    for (const fact of facts) {
+      if (fact.kind === EventKind.ThreadUpdated) threads.push(fact.payload);
+      else if (fact.kind === EventKind.TimerScheduled) timersScheduled.push({ ...fact.payload, setAt });
+      else return undefined;
+    }
+    return {
+      subjectEventId: event.id,
+      correlationId: event.correlationId,
+      actorIds: event.actorIds,
+      priority: event.priority,
+      at: now,
+      transitions: move.transitions,
+      threads,
+      timersScheduled,
+    };
+  }
+
+  /**
+   * The unpublished record that can ride in this turn's carrier: the carrier is that message's own move event, none
+   * of the record's threads goes idle in this turn (a carrier's idle threads unfold before its snapshots, which would
+   * put the record's older snapshot after the idle one), and no later record sets one of its timers again (the later
+   * setting must stay the later one in the log). The other records are published on their own, before the carrier;
+   * among records only those two orders matter (thread snapshots fold by version).
+   */
+  private mergeable(
+    pending: readonly UnpublishedTurn[],
+    moves: Moves,
+    facts: readonly TurnFact[],
+  ): UnpublishedTurn | undefined {
+    let carrier: string | undefined;
+    for (const subject of moves.keys()) carrier = subject;
+    const at = pending.findIndex((record) => record.subjectEventId === carrier);
+    if (at < 0) return undefined;
+    const record = pending[at]!;
+    const idle = new Set<string>();
+    for (const fact of facts) if (fact.kind === EventKind.ThreadIdle) idle.add(fact.payload.threadId);
+    if (record.threads.some((thread) => idle.has(thread.threadId))) return undefined;
+    const timers = new Set(record.timersScheduled.map((timer) => timer.timerId));
+    const later = pending.slice(at + 1);
+    return later.some((r) => r.timersScheduled.some((timer) => timers.has(timer.timerId))) ? undefined : record;
+  }
+
+  /** An unpublished record as the `event.transitioned` its turn would have published, dated at that turn. */
+  private publishRecord(event: EventEnvelope, record: UnpublishedTurn, now: number, ctx: StreamContext): void {
+    const turn: SchedulerTurnFacts = {};
+    if (record.threads.length > 0) turn.threads = record.threads;
+    if (record.timersScheduled.length > 0) turn.timersScheduled = record.timersScheduled;
+    ctx.publish(
+      makeEvent({
+        kind: EventKind.EventTransitioned,
+        groupId: event.groupId,
+        source: 'scheduler',
+        cause: { id: record.subjectEventId, correlationId: record.correlationId },
+        createdAt: new Date(Math.min(record.at, now)),
+        actorIds: record.actorIds,
+        evidenceMessageIds: [record.subjectEventId],
+        priority: record.priority,
+        payload: {
+          subjectEventId: record.subjectEventId,
+          transitions: record.transitions,
+          ...(turn.threads || turn.timersScheduled ? { turn } : {}),
+        },
+      }),
+    );
+    this.records.inc({ outcome: 'published' });
   }
 
   /** The acted markers of the state's open episodes and the held messages `ids`, in one round trip. */
@@ -341,18 +507,10 @@ export class GroupRuntime {
    */
   private publishMoves(
     event: EventEnvelope,
-    effects: SchedulerEffect[],
+    moves: Moves,
     now: number,
     ctx: StreamContext,
   ): { turn?: SchedulerTurnFacts } | undefined {
-    const moves = new Map<string, { transitions: StateTransition[]; decision?: DecisionRecord }>();
-    for (const effect of effects) {
-      if (effect.type !== 'moved') continue;
-      const entry = moves.get(effect.eventId) ?? { transitions: [] };
-      entry.transitions.push(...effect.transitions);
-      if (effect.decision) entry.decision = effect.decision;
-      moves.set(effect.eventId, entry);
-    }
     const createdAt = new Date(now);
     let carrier: { turn?: SchedulerTurnFacts } | undefined;
     for (const [subjectEventId, { transitions, decision }] of moves) {

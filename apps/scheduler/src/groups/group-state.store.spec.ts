@@ -167,6 +167,31 @@ describe('the group state store', () => {
     expect(del).toEqual(['t:b']);
   });
 
+  it('keeps the unpublished records in a field of their own, written when they change and gone when published', async () => {
+    const redis = new MemoryRedis();
+    const record = {
+      subjectEventId: 'm1',
+      correlationId: 'm1',
+      actorIds: ['40001'],
+      priority: 5,
+      at: T0,
+      transitions: [{ seq: 1, from: 'captured', to: 'classified', reason: 'classified: ambient', forced: false }],
+      threads: [],
+      timersScheduled: [{ timerId: 'debounce:m1', purpose: 'debounce', dueAt: new Date(T0).toISOString() }],
+    } satisfies NonNullable<GroupState['unpublished']>[number];
+    const waiting: GroupState = { ...busy('e1'), unpublished: [record] };
+    await turn(storeOn(redis), redis, group + '9', () => waiting);
+    expect(JSON.parse(redis.hashes.get(keys.groupStateFields(1, group + '9'))!.get('unpublished')!)).toEqual([record]);
+    expect(await storeOn(redis).load(new StreamContext('scheduler', 1, '1-0', 1, keys), group + '9')).toEqual(waiting);
+    // A turn that leaves them alone does not write them; the turn that publishes them deletes the field.
+    expect(changedFields(waiting, { ...waiting, ended: ['e2'] }).set).toEqual(['ended', '["e2"]']);
+    expect(changedFields(waiting, { ...waiting, unpublished: [] })).toEqual({ set: [], del: ['unpublished'] });
+    // A state holding nothing but unpublished records is not idle: it never expires with them.
+    const only: GroupState = { ...initialState(), unpublished: [record] };
+    await turn(storeOn(redis), redis, group + '8', () => only);
+    expect(redis.ttl.has(keys.groupStateFields(1, group + '8'))).toBe(false);
+  });
+
   it('converts a state written as one JSON string before the hash, and drops the old key', async () => {
     const redis = new MemoryRedis();
     redis.strings.set(keys.groupState(1, group), JSON.stringify(busy('old')));

@@ -37,7 +37,8 @@ function isIdle(state: GroupState): boolean {
     Object.keys(state.snoozed).length === 0 &&
     Object.keys(state.episodes).length === 0 &&
     Object.keys(state.timers).length === 0 &&
-    Object.keys(state.threads ?? {}).length === 0
+    Object.keys(state.threads ?? {}).length === 0 &&
+    !state.unpublished?.length
   );
 }
 
@@ -69,6 +70,7 @@ function allFields(state: GroupState): (string | number)[] {
     for (const [id, entry] of Object.entries(state[name] ?? {})) out.push(prefix + id, JSON.stringify(entry));
   }
   out.push('actor', JSON.stringify(state.actor), 'ended', JSON.stringify(state.ended));
+  if (state.unpublished?.length) out.push('unpublished', JSON.stringify(state.unpublished));
   return out;
 }
 
@@ -88,6 +90,10 @@ export function changedFields(before: GroupState, after: GroupState): { set: (st
   }
   if (before.actor !== after.actor) set.push('actor', JSON.stringify(after.actor));
   if (before.ended !== after.ended) set.push('ended', JSON.stringify(after.ended));
+  if (before.unpublished !== after.unpublished) {
+    if (after.unpublished?.length) set.push('unpublished', JSON.stringify(after.unpublished));
+    else if (before.unpublished?.length) del.push('unpublished');
+  }
   return { set, del };
 }
 
@@ -98,6 +104,7 @@ function fromFields(fields: string[]): GroupState {
     const value = JSON.parse(fields[i + 1]!) as unknown;
     if (field === 'actor') state.actor = value as GroupState['actor'];
     else if (field === 'ended') state.ended = value as string[];
+    else if (field === 'unpublished') state.unpublished = value as GroupState['unpublished'];
     else {
       const map = MAP_OF_PREFIX.get(field.slice(0, 2));
       if (map) (state[map] as Record<string, unknown>)[field.slice(2)] = value;

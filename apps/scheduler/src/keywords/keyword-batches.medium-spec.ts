@@ -59,10 +59,11 @@ beforeAll(() => {
   redis = testRedis();
 });
 
+// Many keyspaces to scan and delete: on a loaded machine that takes longer than jest's default 5 s.
 afterAll(async () => {
   for (const prefix of prefixes) await deleteKeys(redis, prefix);
   redis.disconnect();
-});
+}, 60_000);
 
 /** Product time moves on at every reading: mostly by seconds, now and then by hours or days (decay, expiry). */
 function steppedClock(): Clock {

@@ -1,4 +1,12 @@
-import { envelopeErrors, EventKind, makeEvent, unfoldTurn, type EventEnvelope } from '@app/contracts';
+import {
+  envelopeErrors,
+  EventKind,
+  makeEvent,
+  unfoldTurn,
+  type EventEnvelope,
+  type EventState,
+  type StateTransition,
+} from '@app/contracts';
 import { carryFacts, chain, schedulerChain, SELF_ID } from './chain.fixture.js';
 import {
   foldEvents,
@@ -363,5 +371,120 @@ describe('facts a move event carries (ADR-0024)', () => {
     const facts = unfoldTurn(carried[1]!);
     expect(facts.map((f) => f.kind)).toEqual([EventKind.TimerScheduled, EventKind.TimerScheduled]);
     expect(facts.every((f) => f.createdAt === carried[1]!.createdAt && f.groupId === '30011')).toBe(true);
+  });
+});
+
+describe('a waiting message’s record published with its decision (ADR 0033)', () => {
+  const t0 = Date.UTC(2026, 11, 2, 9, 0, 0);
+  const at = (offsetMs: number) => new Date(t0 + offsetMs);
+  const iso = (offsetMs: number) => at(offsetMs).toISOString();
+  const groupId = '30033';
+  const message = chain(groupId, t0).message;
+  const subject = message.id;
+  const scheduler = { groupId, source: 'scheduler', cause: message } as const;
+  const move = (seq: number, from: EventState, to: EventState, offsetMs: number): StateTransition => ({
+    seq,
+    from,
+    to,
+    reason: `${to}: …`,
+    forced: false,
+    by: 'scheduler',
+    at: iso(offsetMs),
+  });
+  const waiting = [
+    move(1, 'captured', 'classified', 5),
+    move(2, 'classified', 'linked', 5),
+    move(3, 'linked', 'scheduled', 5),
+  ];
+  const thread = {
+    threadId: 't1',
+    version: 1,
+    startedAt: iso(5),
+    lastActivityAt: iso(5),
+    participants: ['40001'],
+    messages: 1,
+    botJoined: false,
+    openQuestions: [],
+    link: 'new',
+    subjectEventId: subject,
+  };
+  const timer = {
+    timerId: `debounce:${subject}`,
+    purpose: 'debounce',
+    subjectEventId: subject,
+    dueAt: iso(2005),
+  } as const;
+  const fired = makeEvent({
+    ...scheduler,
+    kind: EventKind.TimerFired,
+    createdAt: at(2010),
+    payload: { ...timer, setAt: iso(5) },
+  });
+  const decided = (transitions: StateTransition[], turn?: object) =>
+    makeEvent({
+      ...scheduler,
+      cause: fired,
+      kind: EventKind.DecisionMade,
+      createdAt: at(2012),
+      evidenceMessageIds: [subject],
+      payload: {
+        subjectEventId: subject,
+        outcome: 'skip',
+        reason: 'skipped: 0.1 < 0.35',
+        features: { score: 0.1 },
+        transitions,
+        keywordHits: [],
+        threadId: 't1',
+        ...(turn ? { turn } : {}),
+      },
+    });
+  // Published when it happened: the wait's own event, then the timer and the decision.
+  const atOnce = [
+    message,
+    makeEvent({
+      ...scheduler,
+      kind: EventKind.EventTransitioned,
+      createdAt: at(5),
+      actorIds: message.actorIds,
+      evidenceMessageIds: [subject],
+      payload: { subjectEventId: subject, transitions: waiting, turn: { threads: [thread], timersScheduled: [timer] } },
+    }),
+    fired,
+    decided([move(4, 'scheduled', 'skipped', 2012)]),
+  ];
+  // Recorded in the group state and carried by the decision, the timer dated when it was set.
+  const carried = [
+    message,
+    fired,
+    decided([...waiting, move(4, 'scheduled', 'skipped', 2012)], {
+      threads: [thread],
+      timersScheduled: [{ ...timer, setAt: iso(5) }],
+    }),
+  ];
+
+  it('are valid envelopes', () => {
+    for (const event of [...atOnce, ...carried])
+      expect({ id: event.id, errors: envelopeErrors(event) }).toEqual({ id: event.id, errors: [] });
+  });
+
+  it('fold into exactly the rows the wait’s own event gives, whatever the batch boundaries', () => {
+    const a = logged(carried);
+    const b = logged(atOnce);
+    const whole = table(foldEvents(a, contextFor(a)));
+    expect(whole).toEqual(table(foldEvents(b, contextFor(b))));
+    expect(whole.eventTransitions.map((row) => [row.seq, row.at])).toEqual([
+      [1, at(5)],
+      [2, at(5)],
+      [3, at(5)],
+      [4, at(2012)],
+    ]);
+    expect(whole.timers).toEqual([expect.objectContaining({ setAt: at(5), firedAt: at(2010), state: 'fired' })]);
+    for (let split = 1; split < a.length; split++) {
+      const merged = applyOver(
+        foldEvents(a.slice(0, split), contextFor(a.slice(0, split))),
+        foldEvents(a.slice(split), contextFor(a)),
+      );
+      expect({ split, tables: table(merged) }).toEqual({ split, tables: whole });
+    }
   });
 });

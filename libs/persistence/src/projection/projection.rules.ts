@@ -788,7 +788,7 @@ function foldOne(projection: Projection, logged: LoggedEvent, context: FoldConte
         subjectEventId: p.subjectEventId ?? null,
         episodeId: p.episodeId ?? null,
         dueAt: timeOf(p.dueAt),
-        setAt: at,
+        setAt: p.setAt !== undefined ? new Date(p.setAt) : at,
         state: 'scheduled',
         phase: 0,
       });
