@@ -32,7 +32,8 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
   const notBefore = new Date(Date.now() + 3600_000);
   let peak = 0;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, rssMb(scheduler.pid!));
+    // A scheduler that died (out of memory under `--heap-mb`) has no /proc entry: `waitHandled` reports it.
+    if (alive(scheduler.pid!)) peak = Math.max(peak, rssMb(scheduler.pid!));
   }, 200);
   try {
     const startedRss = rssMb(scheduler.pid!);
@@ -61,9 +62,9 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
         await log.appendAll(batch);
       }
       // Do not outrun the scheduler by more than a round: the backlog is the bus's, not the live state.
-      await waitHandled(keys, stack, (round + 1) * options.groups - options.groups, partitions);
+      await waitHandled(keys, stack, (round + 1) * options.groups - options.groups, partitions, scheduler.pid!);
     }
-    await waitHandled(keys, stack, total, partitions);
+    await waitHandled(keys, stack, total, partitions, scheduler.pid!);
     const handledSeconds = (performance.now() - started) / 1000;
     await sleep(2000);
     if (typeof global.gc === 'function') global.gc();
@@ -88,11 +89,27 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
 }
 
 /** Wait until the scheduler has set `count` not-before timers (each live event has one). */
-async function waitHandled(keys: Keyspace, stack: BenchStack, count: number, partitions: number): Promise<void> {
+async function waitHandled(
+  keys: Keyspace,
+  stack: BenchStack,
+  count: number,
+  partitions: number,
+  pid: number,
+): Promise<void> {
   for (;;) {
+    if (!alive(pid)) throw new Error(`the scheduler (pid ${pid}) exited during the run; its log: ${stack.logDir}`);
     let timers = 0;
     for (let p = 0; p < partitions; p++) timers += await stack.redis.zcard(keys.timers(p));
     if (timers >= count) return;
     await sleep(250);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
