@@ -49,7 +49,7 @@ async function outboundReader(idleLingerMs: number): Promise<{
   reads: () => number;
   handled: string[];
 }> {
-  const keys = new Keyspace(`${prefix}-${++case_}`, 1);
+  const keys = new Keyspace(`${prefix}:${++case_}`, 1);
   const handled: string[] = [];
   let reads = 0;
   const real = redis.duplicate();
