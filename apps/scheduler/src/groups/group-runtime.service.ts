@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   EpisodeJob,
   EventKind,
+  isEmptyTurn,
   makeEvent,
   QunliError,
   type ContextMessage,
@@ -134,14 +135,14 @@ const DEFERRABLE_EFFECTS = new Set<SchedulerEffect['type']>([
  * records are one field of the group state, rewritten whole when one is added, and a group with several senders
  * waiting at once mostly publishes its records on their own anyway.
  */
-export const UNPUBLISHED_KEPT = 4;
+const UNPUBLISHED_KEPT = 4;
 
 /**
  * A message handled later than this after it was appended (product ms) is published at once: its partition is
  * behind, so its group's later messages are already queued, and its decision will not be the group's next turn
  * that publishes (its record would be published on its own, after costing a write to the state and its removal).
  */
-export const DEFER_FRESH_MS = 500;
+const DEFER_FRESH_MS = 500;
 
 /**
  * One group event through the scheduler: load the group's state and the messages the decision needs, decide
@@ -256,7 +257,7 @@ export class GroupRuntime {
       this.records.inc({ outcome: 'deferred' });
     } else if (pending.length > 0 && (moves.size > 0 || facts.length > 0)) {
       const merged = this.mergeable(pending, moves, facts);
-      for (const record of pending) if (record !== merged) this.publishRecord(event, record, now, ctx);
+      for (const record of pending) if (record !== merged) this.publishRecord(event, record, ctx);
       if (merged) {
         const move = moves.get(merged.subjectEventId)!;
         move.transitions = [...merged.transitions, ...move.transitions];
@@ -368,7 +369,7 @@ export class GroupRuntime {
   }
 
   /** An unpublished record as the `event.transitioned` its turn would have published, dated at that turn. */
-  private publishRecord(event: EventEnvelope, record: UnpublishedTurn, now: number, ctx: StreamContext): void {
+  private publishRecord(event: EventEnvelope, record: UnpublishedTurn, ctx: StreamContext): void {
     const turn: SchedulerTurnFacts = {};
     if (record.threads.length > 0) turn.threads = record.threads;
     if (record.timersScheduled.length > 0) turn.timersScheduled = record.timersScheduled;
@@ -378,14 +379,14 @@ export class GroupRuntime {
         groupId: event.groupId,
         source: 'scheduler',
         cause: { id: record.subjectEventId, correlationId: record.correlationId },
-        createdAt: new Date(Math.min(record.at, now)),
+        createdAt: new Date(record.at),
         actorIds: record.actorIds,
         evidenceMessageIds: [record.subjectEventId],
         priority: record.priority,
         payload: {
           subjectEventId: record.subjectEventId,
           transitions: record.transitions,
-          ...(turn.threads || turn.timersScheduled ? { turn } : {}),
+          ...(isEmptyTurn(turn) ? {} : { turn }),
         },
       }),
     );
