@@ -80,6 +80,7 @@ const SCENARIOS: Record<string, Scenario> = {
     schedulerMemory({
       groups: number(flags, 'groups', 10_000),
       eventsPerGroup: number(flags, 'events-per-group', 20),
+      settleSeconds: number(flags, 'settle-s', 45),
       ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
     }),
   idle: (flags) =>

@@ -179,6 +179,45 @@ describe('PartitionReader', () => {
     expect(handled).toBe(ENTRIES);
     expect(grown).toBeLessThan(10 * 1024 * 1024);
   }, 60_000);
+
+  it('holds a waiting entry as its parsed event only, not the strings of the reply it came in as well', async () => {
+    const keys = new Keyspace(`${prefix}:held`, 2);
+    const stream = keys.stream(0);
+    const ENTRIES = 60;
+    // ≈ 100 KB of string per copy; a message carries its text twice (text and segment), as read and once parsed.
+    const big = '字'.repeat(50_000);
+    const appends = redis.pipeline();
+    for (let i = 0; i < ENTRIES; i++) appends.xadd(stream, '*', ...observedEntry(String(310_000 + i), `${i} ${big}`));
+    await appends.exec();
+    let started = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const blocking = redis.duplicate();
+    const reader = readerOn(redis, blocking, keys, 'held', TEST_READER_SETTINGS, {
+      mode: 'each',
+      handles: () => true,
+      handle: async () => {
+        started++;
+        await released;
+      },
+    });
+    const before = heapAfterGc();
+    let grown: number;
+    try {
+      await reader.start();
+      // Sixty groups, four slots: four handlers wait, fifty-six entries wait in their lanes.
+      await waitFor(() => started === TEST_READER_SETTINGS.concurrency, 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      grown = heapAfterGc() - before;
+    } finally {
+      release();
+      await reader.stop();
+      blocking.disconnect();
+    }
+    // The parsed events are ≈ 12 MB; keeping each reply's fields beside them held ≈ 24 MB.
+    expect(grown).toBeGreaterThan(10 * 1024 * 1024);
+    expect(grown).toBeLessThan(18 * 1024 * 1024);
+  }, 60_000);
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -361,11 +361,13 @@ export class PartitionReader {
       if (!event) continue;
       const key = event.groupId ?? '';
       const spill = this.lanes.backlog(key) >= this.settings.laneBodies;
+      // A held entry keeps its parsed event, not the reply's strings as well: those were twice the size of the
+      // parsed event, and a lane needs them only to dead-letter the entry, which re-reads them (`deadLetter`).
       this.lanes.push({
         id: entry.id,
         key,
         urgent: event.priority === PRIORITY.direct,
-        entry: spill ? { ...entry, fields: [] } : entry,
+        entry: { id: entry.id, fields: [], deliveries: entry.deliveries },
         event: spill ? undefined : event,
         attempts: 0,
       });
@@ -600,8 +602,7 @@ export class PartitionReader {
   }
 
   private async deadLetter(entry: RawEntry, reason: string, error: string, kind = 'unknown'): Promise<void> {
-    const fields = entry.fields ?? [];
-    const raw = fields[fields.indexOf('e') + 1] ?? '';
+    const raw = fieldOf(await this.heldFields(entry), 'e') ?? '';
     const results = await this.redis
       .multi()
       .xadd(
@@ -638,6 +639,13 @@ export class PartitionReader {
       reason,
       error,
     });
+  }
+
+  /** An entry's fields: a held entry dropped them once parsed (`handle`), so they are read again from the stream. */
+  private async heldFields(entry: RawEntry): Promise<string[]> {
+    if (entry.fields === null || entry.fields.length > 0) return entry.fields ?? [];
+    const [found] = (await this.redis.xrange(this.stream, entry.id, entry.id)) as [string, string[]][];
+    return found?.[1] ?? [];
   }
 
   /**

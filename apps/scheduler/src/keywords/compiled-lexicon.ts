@@ -1,11 +1,12 @@
 import type { KeywordScope, KeywordTermSource } from '@app/contracts';
 import type { KeywordHit } from './keyword-lookup.js';
-import { PhraseMatcher, type FuzzyOptions } from './phrase-matcher.js';
+import type { FuzzyOptions } from './phrase-matcher.js';
+import { termMatcher, type TermMatcher } from './small-phrase-matcher.js';
 
 /*
  * One keyword set compiled for matching: its active and pinned terms (suppressed ones never hit) and their aliases
- * in one `PhraseMatcher`. Built off the hot path when the set's version changes; `match` is then one pass over the
- * normalised text.
+ * in one matcher (`termMatcher`: a scan for a small set, an automaton for a bigger one). Built off the hot path when
+ * the set's version changes; `match` then reads the normalised text without allocating per pattern.
  */
 
 export interface MatchableTerm {
@@ -24,7 +25,7 @@ export interface MatchableTerm {
 export const PARTIAL_HIT_FACTOR = 0.5;
 
 export class CompiledSet {
-  private readonly matcher: PhraseMatcher;
+  private readonly matcher: TermMatcher;
 
   constructor(
     readonly scope: KeywordScope,
@@ -39,7 +40,7 @@ export class CompiledSet {
         .filter((t, i, all) => t.length > 0 && all.indexOf(t) === i)
         .map((text) => ({ text, term: index })),
     );
-    this.matcher = new PhraseMatcher(patterns, fuzzy);
+    this.matcher = termMatcher(patterns, fuzzy);
   }
 
   get size(): number {

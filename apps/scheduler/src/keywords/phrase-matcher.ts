@@ -38,7 +38,7 @@ export interface FuzzyOptions {
   minCoverage: number;
 }
 
-const DEFAULT_FUZZY: FuzzyOptions = { minLength: 4, minCoverage: 0.6 };
+export const DEFAULT_FUZZY: FuzzyOptions = { minLength: 4, minCoverage: 0.6 };
 const ROOT = 0;
 /** The root's key in the transition table (0 marks an empty slot there). */
 const ROOT_KEY = -1;
@@ -357,7 +357,7 @@ function gramKey(text: string, i: number): number {
 }
 
 /** A term that starts or ends with a Latin letter or digit must not hit inside a longer Latin word ("go" in "google"). */
-function onWordBoundary(text: string, start: number, end: number): boolean {
+export function onWordBoundary(text: string, start: number, end: number): boolean {
   if (isAsciiWordUnit(text.charCodeAt(start)) && start > 0 && isAsciiWordUnit(text.charCodeAt(start - 1))) {
     return false;
   }
