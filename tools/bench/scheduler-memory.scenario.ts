@@ -73,8 +73,7 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
     // The live events stay; the intake is over. V8 gives back the heap it grew for the intake only once its memory
     // reducer sees the allocation rate drop (≈ 10–30 s later): what the scheduler holds for the live events is the
     // RSS after that, the intake's cost is the peak.
-    const settleUntil = performance.now() + options.settleSeconds * 1000;
-    while (performance.now() < settleUntil) await sleep(1000);
+    await sleep(options.settleSeconds * 1000);
     const settled = rssMb(scheduler.pid!);
     let timers = 0;
     for (let p = 0; p < partitions; p++) timers += await stack.redis.zcard(keys.timers(p));

@@ -54,7 +54,7 @@ export class SmallPhraseMatcher implements TermMatcher {
   readonly patternCount: number;
 
   constructor(patterns: readonly MatcherPattern[], fuzzy: Partial<FuzzyOptions> | false = {}) {
-    this.patterns = patterns.map((p) => ({ text: p.text, term: p.term }));
+    this.patterns = patterns;
     this.fuzzy = fuzzy === false ? null : { ...DEFAULT_FUZZY, ...fuzzy };
     this.patternCount = patterns.length;
     let maxTerm = -1;
@@ -84,10 +84,9 @@ export class SmallPhraseMatcher implements TermMatcher {
       for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) {
         const end = at + needle.length;
         if (!onWordBoundary(text, at, end)) continue;
+        const hit = { term, start: at, end, order: index };
         const current = firstOf.get(term);
-        if (!current || before({ term, start: at, end, order: index }, current)) {
-          firstOf.set(term, { term, start: at, end, order: index });
-        }
+        if (!current || before(hit, current)) firstOf.set(term, hit);
         break;
       }
     });
