@@ -21,6 +21,16 @@ const number = (flags: Map<string, string>, name: string, fallback: number): num
   return parsed;
 };
 
+/** A setting that 0 turns off. */
+const nonNegative = (flags: Map<string, string>, name: string, fallback: number): number => {
+  const value = flags.get(name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < 0)
+    throw new Error(`--${name} must be 0 or a positive number (got ${value})`);
+  return parsed;
+};
+
 function ingestTransport(value: string): IngestTransport {
   const transport = INGEST_TRANSPORTS.find((t) => t === value);
   if (!transport) throw new Error(`--transport must be one of ${INGEST_TRANSPORTS.join(', ')} (got ${value})`);
@@ -82,6 +92,9 @@ const SCENARIOS: Record<string, Scenario> = {
       eventsPerGroup: number(flags, 'events-per-group', 20),
       settleSeconds: number(flags, 'settle-s', 45),
       ...(flags.has('heap-mb') ? { heapMb: number(flags, 'heap-mb', 256) } : {}),
+      ...(flags.has('heap-compact-quiet-ms')
+        ? { heapCompactQuietMs: nonNegative(flags, 'heap-compact-quiet-ms', 5000) }
+        : {}),
     }),
   idle: (flags) =>
     idle({ warmupMs: number(flags, 'warmup-ms', 5_000), measureMs: number(flags, 'measure-ms', 20_000) }),

@@ -12,6 +12,8 @@ export interface SchedulerMemoryOptions {
   heapMb?: number;
   /** How long the scheduler rests after the intake before `rssMb` is read (s). */
   settleSeconds: number;
+  /** The scheduler's `QUNLI_HEAP_COMPACT_QUIET_MS` (ADR 0035); 0 runs it without its heap steward. */
+  heapCompactQuietMs?: number;
 }
 
 /**
@@ -23,7 +25,12 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
   const partitions = 16;
   const stack = new BenchStack(
     ['scheduler'],
-    { QUNLI_PARTITIONS: String(partitions) },
+    {
+      QUNLI_PARTITIONS: String(partitions),
+      ...(options.heapCompactQuietMs !== undefined
+        ? { QUNLI_HEAP_COMPACT_QUIET_MS: String(options.heapCompactQuietMs) }
+        : {}),
+    },
     options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [],
   );
   await stack.start();
@@ -77,6 +84,7 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
     const settled = rssMb(scheduler.pid!);
     let timers = 0;
     for (let p = 0; p < partitions; p++) timers += await stack.redis.zcard(keys.timers(p));
+    const compaction = await heapCompactions(stack.url('scheduler'));
     return {
       scenario: 'scheduler-memory',
       rssMb: round(settled),
@@ -89,11 +97,23 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
       heapCapMb: options.heapMb ?? null,
       liveTimers: timers,
       eventsPerSec: round(total / handledSeconds),
+      heapCompactQuietMs: options.heapCompactQuietMs ?? null,
+      heapCompactions: compaction.count,
+      heapCompactionMs: round(compaction.seconds * 1000),
     };
   } finally {
     clearInterval(sampler);
     await stack.stop();
   }
+}
+
+/** How many compacting collections the scheduler's heap steward ran, and their time in all (its `/metrics`). */
+async function heapCompactions(schedulerUrl: string): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`${schedulerUrl}/metrics`)).text();
+  // One series per thread (the main thread and the log thread each have a steward): summed.
+  const value = (name: string) =>
+    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+  return { count: value('qunli_heap_compactions_total'), seconds: value('qunli_heap_compaction_seconds_sum') };
 }
 
 /** Wait until the scheduler has set `count` not-before timers (each live event has one). */

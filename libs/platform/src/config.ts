@@ -463,6 +463,16 @@ export class QunliConfig {
   @Max(1000)
   QUNLI_TIMER_POLL_MS = 100;
 
+  /**
+   * Real ms a process must have been quiet (its event loop under 10% busy) after its heap grew by 64 MB before it
+   * runs one full collection to give that memory back (ADR 0035); 0 turns it off. Works only where node runs with
+   * `--expose-gc`, which the launchers pass to the scheduler.
+   */
+  @IsInt()
+  @Min(0)
+  @Max(3_600_000)
+  QUNLI_HEAP_COMPACT_QUIET_MS = 5000;
+
   /** Bind address of every app's HTTP server. */
   @IsString()
   QUNLI_HTTP_HOST = '0.0.0.0';

@@ -2,6 +2,8 @@ export * from './bootstrap.js';
 export * from './clock.js';
 export * from './config.js';
 export * from './health-details.js';
+export * from './heap-compaction.rule.js';
+export * from './heap-steward.js';
 export * from './logger.js';
 export * from './metrics.js';
 export * from './platform.module.js';

@@ -5,6 +5,7 @@ import { Clock } from './clock.js';
 import { loadConfig, QunliConfig, type AppName } from './config.js';
 import { HealthController } from './health.controller.js';
 import { HealthDetails } from './health-details.js';
+import { HeapSteward } from './heap-steward.js';
 import { Metrics } from './metrics.js';
 import { MetricsController } from './metrics.controller.js';
 import { createRedis } from './redis.js';
@@ -27,7 +28,7 @@ class RedisCloser implements OnApplicationShutdown {
 
 /**
  * What every app has: validated config, the product clock, a Redis connection, a metrics registry,
- * `GET /health` and `GET /metrics`. The app must also import `PersistenceModule` (health pings Postgres).
+ * `GET /health` and `GET /metrics`, and a heap steward (ADR 0035). The app must also import `PersistenceModule` (health pings Postgres).
  */
 @Global()
 @Module({})
@@ -50,6 +51,7 @@ export class PlatformModule {
       RedisCloser,
       ShutdownState,
       HealthDetails,
+      HeapSteward,
     ];
     return {
       module: PlatformModule,
