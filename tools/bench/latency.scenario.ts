@@ -16,6 +16,10 @@ export interface LatencyOptions {
    * default deployment's 800 an @ waits for its debounce timer, and the figures show how late timers fire.
    */
   directDebounceMs?: number;
+  /** `QUNLI_PROJECTOR` (`--projector inline|thread`): where the scheduler runs the projector and keyword learning. */
+  projector?: 'inline' | 'thread';
+  /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
+  cpuProfDir?: string;
 }
 
 /**
@@ -37,8 +41,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       QUNLI_COGNITION_CONCURRENCY: '16',
       // No configured delays unless asked for: an @ is decided as it arrives.
       QUNLI_DEBOUNCE_DIRECT_MS: String(options.directDebounceMs ?? 0),
+      ...(options.projector ? { QUNLI_PROJECTOR: options.projector } : {}),
     },
-    [],
+    options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir] : [],
     undefined,
     { scheduler: options.schedulers ?? 1 },
   );
@@ -89,6 +94,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
       directDebounceMs: options.directDebounceMs ?? 0,
+      projector: options.projector ?? 'inline',
       p50Ms: round(percentile(sorted, 50)),
       p99Ms: round(percentile(sorted, 99)),
       backgroundMsgPerSec: round(backgroundMsgPerSec),

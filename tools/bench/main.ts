@@ -31,6 +31,11 @@ const nonNegative = (flags: Map<string, string>, name: string, fallback: number)
   return parsed;
 };
 
+function projectorPlacement(value: string): 'inline' | 'thread' {
+  if (value !== 'inline' && value !== 'thread') throw new Error(`--projector must be inline or thread (got ${value})`);
+  return value;
+}
+
 function ingestTransport(value: string): IngestTransport {
   const transport = INGEST_TRANSPORTS.find((t) => t === value);
   if (!transport) throw new Error(`--transport must be one of ${INGEST_TRANSPORTS.join(', ')} (got ${value})`);
@@ -63,6 +68,8 @@ const SCENARIOS: Record<string, Scenario> = {
       groups: number(flags, 'groups', 1000),
       schedulers: number(flags, 'schedulers', 1),
       ...(flags.has('direct-debounce-ms') && { directDebounceMs: number(flags, 'direct-debounce-ms', 800) }),
+      ...(flags.has('projector') && { projector: projectorPlacement(flags.get('projector')!) }),
+      ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   'memory-recall': (flags) =>
     memoryRecall({

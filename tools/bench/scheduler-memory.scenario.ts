@@ -99,7 +99,11 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
       eventsPerSec: round(total / handledSeconds),
       heapCompactQuietMs: options.heapCompactQuietMs ?? null,
       heapCompactions: compaction.count,
+      heapCompactionsByThread: compaction.byThread,
       heapCompactionMs: round(compaction.seconds * 1000),
+      heapTotalMb: round(compaction.heapTotalMb),
+      heapUsedMb: round(compaction.heapUsedMb),
+      externalMb: round(compaction.externalMb),
     };
   } finally {
     clearInterval(sampler);
@@ -107,13 +111,37 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
   }
 }
 
-/** How many compacting collections the scheduler's heap steward ran, and their time in all (its `/metrics`). */
-async function heapCompactions(schedulerUrl: string): Promise<{ count: number; seconds: number }> {
+const MB = 1024 * 1024;
+
+/**
+ * The compacting collections the scheduler's heap stewards ran (its `/metrics`): how many and their time in all,
+ * and how many per thread (the main thread and, with `QUNLI_PROJECTOR=thread`, the log thread each have one); and
+ * the main thread's heap as its default metrics give it at the end.
+ */
+async function heapCompactions(schedulerUrl: string): Promise<{
+  count: number;
+  seconds: number;
+  byThread: Record<string, number>;
+  heapTotalMb: number;
+  heapUsedMb: number;
+  externalMb: number;
+}> {
   const text = await (await fetch(`${schedulerUrl}/metrics`)).text();
-  // One series per thread (the main thread and the log thread each have a steward): summed.
-  const value = (name: string) =>
-    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
-  return { count: value('qunli_heap_compactions_total'), seconds: value('qunli_heap_compaction_seconds_sum') };
+  const series = (name: string) =>
+    [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))].map((m) => ({
+      thread: /thread="([^"]*)"/.exec(m[1] ?? '')?.[1] ?? '',
+      value: Number(m[2]),
+    }));
+  const sum = (name: string) => series(name).reduce((total, s) => total + s.value, 0);
+  const byThread = Object.fromEntries(series('qunli_heap_compactions_total').map((s) => [s.thread, s.value]));
+  return {
+    count: sum('qunli_heap_compactions_total'),
+    seconds: sum('qunli_heap_compaction_seconds_sum'),
+    byThread,
+    heapTotalMb: sum('nodejs_heap_size_total_bytes') / MB,
+    heapUsedMb: sum('nodejs_heap_size_used_bytes') / MB,
+    externalMb: sum('nodejs_external_memory_bytes') / MB,
+  };
 }
 
 /** Wait until the scheduler has set `count` not-before timers (each live event has one). */
