@@ -22,7 +22,7 @@ function run(
     state = decision.state;
     if (decision.compact) {
       compactedAt.push(second);
-      state = afterHeapCompaction(state, atMs, afterMb * MB);
+      state = afterHeapCompaction(atMs, afterMb * MB);
     }
   });
   return compactedAt;

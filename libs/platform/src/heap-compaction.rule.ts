@@ -73,10 +73,6 @@ export function decideHeapCompaction(
 }
 
 /** The state after a compaction: growth is measured from the heap it left, and a new quiet stretch must begin. */
-export function afterHeapCompaction(
-  state: HeapCompactionState,
-  atMs: number,
-  heapTotalAfter: number,
-): HeapCompactionState {
+export function afterHeapCompaction(atMs: number, heapTotalAfter: number): HeapCompactionState {
   return { baseline: heapTotalAfter, quietSinceMs: undefined, lastSampleMs: atMs, lastCompactionMs: atMs };
 }

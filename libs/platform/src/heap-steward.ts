@@ -88,10 +88,10 @@ export class HeapSteward implements OnApplicationBootstrap, OnApplicationShutdow
       if (this.collecting) return;
       this.collecting = this.sample()
         .catch((error: unknown) => {
-          // A node built without the inspector: the process keeps running as it would without a steward.
+          // A node built without the inspector, say: the process keeps running as it would without a steward.
           clearInterval(this.timer);
           this.logger.warn({
-            message: 'heap compaction is not available in this process; it keeps the heap V8 sized',
+            message: 'heap steward stopped: the process keeps the heap V8 sized from now on',
             error: error instanceof Error ? error.message : String(error),
           });
         })
@@ -120,7 +120,7 @@ export class HeapSteward implements OnApplicationBootstrap, OnApplicationShutdow
     const after = process.memoryUsage().heapTotal;
     // The collection's own time is not the application's: the next sample measures the loop from here.
     this.lastLoop = performance.eventLoopUtilization();
-    this.state = afterHeapCompaction(this.state, performance.now(), after);
+    this.state = afterHeapCompaction(performance.now(), after);
     const labels = { thread: this.thread };
     this.compactions.inc(labels);
     this.released.inc(labels, Math.max(0, before - after));
