@@ -52,8 +52,24 @@ export function assertBuilt(apps: readonly AppUnderTest[]): void {
   }
 }
 
-/** A port nobody listens on right now. */
+/** Ports this process has handed out: an app may not have bound its port yet when the next one is asked for. */
+const handedOut = new Set<number>();
+
+/**
+ * A port nobody listens on right now, and one this process has not handed out before. The kernel may give the
+ * same ephemeral port to two `listen(0)` calls a moment apart once the first is closed; two apps of one deployment
+ * started side by side then collided (one died with EADDRINUSE).
+ */
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function unusedPort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);
