@@ -12,7 +12,7 @@ export interface HeapSample {
   readonly atMs: number;
   /** Share of the time since the previous sample the event loop spent busy (0–1). */
   readonly utilization: number;
-  /** Bytes V8 has committed for the heap (`process.memoryUsage().heapTotal`). */
+  /** Bytes V8 has committed for the heap (`v8.getHeapStatistics().total_heap_size`). */
   readonly heapTotal: number;
 }
 
@@ -45,8 +45,9 @@ export const INITIAL_HEAP_COMPACTION_STATE: HeapCompactionState = {
 
 /**
  * Defaults: under 10% busy (an idle scheduler is ≈ 3%), for the configured quiet time, after 64 MB of growth
- * (less is V8's ordinary breathing), at most once a minute (a full collection of a ≈ 100 MB live heap blocks the
- * event loop for tens of ms; a process that keeps bursting and resting pays that at most once a minute).
+ * (less is V8's ordinary breathing), at most once a minute (the collection of the scheduler's ≈ 90 MB live heap
+ * after the bench's burst held the event loop 0.5–0.65 s; a process that keeps bursting and resting pays that at
+ * most once a minute).
  */
 export function heapCompactionPolicy(quietForMs: number): HeapCompactionPolicy {
   return { quietUtilization: 0.1, quietForMs, growthBytes: 64 * 1024 * 1024, minIntervalMs: 60_000 };
