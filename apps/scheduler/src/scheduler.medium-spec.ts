@@ -177,6 +177,12 @@ async function control(groupId: string, episodeId: string): Promise<EpisodeContr
   return raw === null ? undefined : (JSON.parse(raw) as EpisodeControlRecord);
 }
 
+/** `qunli_scheduler_turn_records_total` by outcome, as the running scheduler counts them. */
+async function turnRecords(): Promise<Record<string, number>> {
+  const metric = await app!.get(Metrics).registry.getSingleMetric('qunli_scheduler_turn_records_total')!.get();
+  return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
+}
+
 async function eventRow(id: string): Promise<{ state: string; reason: string | null } | undefined> {
   const { rows } = await sql.query<{ state: string; reason: string | null }>(
     'SELECT state, reason FROM events WHERE id = $1',
@@ -558,6 +564,7 @@ describe('scheduler on real Redis and Postgres', () => {
 
   it('publishes a waiting record of another sender before the turn that decides first, each trail whole', async () => {
     const g = '50022';
+    const counted = await turnRecords();
     const first = say(g, 'liam', '在吗', { direct: 'at' });
     await log.append(first);
     await sleep(120);
@@ -584,6 +591,14 @@ describe('scheduler on real Redis and Postgres', () => {
         .flatMap((e) => (e.payload as { transitions: { seq: number }[] }).transitions.map((t) => t.seq));
       expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     }
+    // Counted once each, as committed: both waits deferred; liam's rode in his decision, mona's went on its own.
+    const now = await turnRecords();
+    const delta = (outcome: string) => (now[outcome] ?? 0) - (counted[outcome] ?? 0);
+    expect({ deferred: delta('deferred'), merged: delta('merged'), published: delta('published') }).toEqual({
+      deferred: 2,
+      merged: 1,
+      published: 1,
+    });
   }, 30_000);
 
   it('publishes at once the wait of a message read long after it was appended (its partition is behind)', async () => {

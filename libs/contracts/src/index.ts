@@ -18,3 +18,4 @@ export * from './attention.js';
 export * from './timer-facts.js';
 export * from './turn-facts.js';
 export * from './unfold-turn.js';
+export * from './zoned-format.js';

@@ -1,4 +1,4 @@
-import type { ContextMessage, MessagePayload, PromptSection, SenderRole } from '@app/contracts';
+import { zonedParts, type ContextMessage, type MessagePayload, type PromptSection, type SenderRole } from '@app/contracts';
 import type { EffectivePersona } from '@app/persona';
 import type { ChatMessage } from '@app/llm';
 
@@ -253,15 +253,7 @@ function currentLines(trigger: MessagePayload, timezone: string): string[] {
 }
 
 function parts(date: Date, timezone: string, options: Intl.DateTimeFormatOptions): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of new Intl.DateTimeFormat('en-US', {
-    timeZone: timezone,
-    hourCycle: 'h23',
-    ...options,
-  }).formatToParts(date)) {
-    out[part.type] = part.value;
-  }
-  return out;
+  return zonedParts(date, 'en-US', timezone, { hourCycle: 'h23', ...options });
 }
 
 /** `HH:MM:SS` in the persona's time zone. */

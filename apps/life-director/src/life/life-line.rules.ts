@@ -1,4 +1,4 @@
-import type { PersonalActivityPayload } from '@app/contracts';
+import { zonedFormat, type PersonalActivityPayload } from '@app/contracts';
 import { minutesOfDay } from '@app/persona';
 import type { LifeActivity, LifeScript, ScriptMilestone } from './life-script.js';
 
@@ -63,23 +63,16 @@ interface LocalParts {
   second: number;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
 function localParts(instant: Date, timezone: string): LocalParts {
-  let format = formatters.get(timezone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timezone, format);
-  }
+  const format = zonedFormat('en-US', timezone, {
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
   const parts: Record<string, number> = {};
   for (const part of format.formatToParts(instant)) if (part.type !== 'literal') parts[part.type] = Number(part.value);
   return parts as unknown as LocalParts;

@@ -254,7 +254,7 @@ export class GroupRuntime {
     let after = state;
     if (deferred) {
       after = { ...state, unpublished: [...pending, deferred] };
-      this.records.inc({ outcome: 'deferred' });
+      this.countRecords(ctx, 'deferred');
     } else if (pending.length > 0 && (moves.size > 0 || facts.length > 0)) {
       const merged = this.mergeable(pending, moves, facts);
       for (const record of pending) if (record !== merged) this.publishRecord(event, record, ctx);
@@ -265,7 +265,7 @@ export class GroupRuntime {
           ...merged.threads.map((payload) => ({ kind: EventKind.ThreadUpdated, payload }) as const),
           ...merged.timersScheduled.map((payload) => ({ kind: EventKind.TimerScheduled, payload }) as const),
         );
-        this.records.inc({ outcome: 'merged' });
+        this.countRecords(ctx, 'merged');
       }
       after = { ...state, unpublished: [] };
     }
@@ -390,7 +390,14 @@ export class GroupRuntime {
         },
       }),
     );
-    this.records.inc({ outcome: 'published' });
+    this.countRecords(ctx, 'published');
+  }
+
+  /** Counted once the turn is committed: a failed or duplicate turn recorded nothing. */
+  private countRecords(ctx: StreamContext, outcome: 'deferred' | 'merged' | 'published'): void {
+    ctx.afterCommit(() => {
+      if (ctx.applied) this.records.inc({ outcome });
+    });
   }
 
   /** The acted markers of the state's open episodes and the held messages `ids`, in one round trip. */

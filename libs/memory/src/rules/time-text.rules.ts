@@ -1,8 +1,9 @@
+import { zonedFormat } from '@app/contracts';
+
 /** Times as the bot would say them, in the persona's time zone. */
 
 export function clockTime(at: Date, timezone: string): string {
-  return new Intl.DateTimeFormat('zh-CN', {
-    timeZone: timezone,
+  return zonedFormat('zh-CN', timezone, {
     hour: '2-digit',
     minute: '2-digit',
     hourCycle: 'h23',
@@ -10,8 +11,7 @@ export function clockTime(at: Date, timezone: string): string {
 }
 
 export function dateTime(at: Date, timezone: string): string {
-  return new Intl.DateTimeFormat('zh-CN', {
-    timeZone: timezone,
+  return zonedFormat('zh-CN', timezone, {
     month: 'numeric',
     day: 'numeric',
     hour: '2-digit',
