@@ -153,6 +153,15 @@ function holdsNested(plan: Plan, item: unknown, targetName: string): boolean {
   return holds(plan, item as Record<string, unknown>, targetName);
 }
 
+/**
+ * `true` only if class-validator would find no error in `plain` as an instance of `target` (its own rules and what
+ * they nest; a property with no rules, such as an envelope the caller checks itself, is not looked at).
+ */
+export function classHolds(target: new () => object, plain: unknown): boolean {
+  const plan = planOf(target);
+  return plan !== null && holdsNested(plan, plain, target.name);
+}
+
 /** `true` only if class-validator would find no error in this envelope (and its kind's payload). */
 export function envelopeHolds(plain: unknown): boolean {
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) return false;

@@ -11,3 +11,4 @@ export * from './entry-seal.js';
 export * from './envelope-check.js';
 export { checkedEnvelopeErrors } from './envelope-check.js';
 export * from './stream-wakes.js';
+export * from './episode-job-check.js';

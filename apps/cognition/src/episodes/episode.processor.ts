@@ -2,13 +2,13 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DelayedError, MetricsTime, UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { QueueName, ValidationFailed, type EpisodeJob } from '@app/contracts';
+import { checkedEpisodeJob } from '@app/event-bus';
 import { Metrics, QunliConfig } from '@app/platform';
-import { validEpisodeJob } from './episode-job.check.js';
 import { EpisodeRunner, type EpisodeResult } from './episode.runner.js';
 
 /**
  * The `episodes` worker: `QUNLI_COGNITION_CONCURRENCY` episodes at a time per process, any number of processes.
- * Jobs are validated (`validEpisodeJob`: what `EpisodeJob.create` checks, its envelopes the bus's fast way); an
+ * Jobs are validated (`checkedEpisodeJob`: what `EpisodeJob.create` checks, its envelopes the bus's fast way); an
  * invalid one fails for good. A process that dies loses its jobs' locks after `QUNLI_EPISODE_LOCK_MS` and another
  * process continues them from their last committed step. On SIGTERM the worker takes no new jobs and lets running ones finish for `QUNLI_SHUTDOWN_GRACE_MS`; after that
  * they stop at their next step boundary and are handed back to the queue for another process.
@@ -65,7 +65,7 @@ export class EpisodeProcessor implements OnApplicationBootstrap, BeforeApplicati
   async process(job: Job<EpisodeJob>, token?: string): Promise<EpisodeResult> {
     let data: EpisodeJob;
     try {
-      data = validEpisodeJob(job.data);
+      data = checkedEpisodeJob(job.data);
     } catch (error) {
       if (!(error instanceof ValidationFailed)) throw error;
       this.invalidJobs.inc();

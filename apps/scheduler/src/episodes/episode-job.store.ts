@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { EpisodeJob, Keyspace } from '@app/contracts';
-import type { StreamContext } from '@app/event-bus';
+import { Keyspace, type EpisodeJob } from '@app/contracts';
+import { checkedEpisodeJob, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 
 /** Longer than any episode lives (real seconds); the key is dropped when the episode ends. */
@@ -25,6 +25,6 @@ export class EpisodeJobStore {
 
   async load(partition: number, episodeId: string): Promise<EpisodeJob | undefined> {
     const raw = await this.redis.get(this.keys.episodeJob(partition, episodeId));
-    return raw === null ? undefined : EpisodeJob.create(JSON.parse(raw) as EpisodeJob);
+    return raw === null ? undefined : checkedEpisodeJob(JSON.parse(raw) as EpisodeJob);
   }
 }

@@ -20,7 +20,7 @@ import {
   type TimerPurpose,
   type TimerScheduledPayload,
 } from '@app/contracts';
-import type { StreamContext } from '@app/event-bus';
+import { checkedEpisodeJob, type StreamContext } from '@app/event-bus';
 import { Clock, Metrics, QunliConfig } from '@app/platform';
 import type { Counter, Histogram } from 'prom-client';
 import type { AttentionPolicy } from '../decisions/attention.policy.js';
@@ -473,7 +473,7 @@ export class GroupRuntime {
       }
       // The continuation sees the group as it is now: what was said while the episode waited (cognition's
       // contract: a resumed episode takes in the messages that came meanwhile).
-      return EpisodeJob.create({
+      return checkedEpisodeJob({
         ...start,
         context: await window(),
         mode: 'resume',
@@ -495,7 +495,7 @@ export class GroupRuntime {
     };
     // The episode's thread travels on its messages, so cognition and memory see the thread attention linked.
     const inThread = (e: EventEnvelope<MessagePayload>) => (spec.thread ? { ...e, threadId: spec.thread } : e);
-    return EpisodeJob.create({
+    return checkedEpisodeJob({
       episodeId: spec.episodeId,
       groupId: spec.groupId,
       mode: 'start',
