@@ -40,7 +40,11 @@ export interface ConsumerOptions {
   partitionTasks?: PartitionTask[];
   /** Entries read per XREADGROUP. Default 100. */
   readCount?: number;
-  /** How long one XREADGROUP blocks waiting for entries. Default 1000 ms. */
+  /**
+   * How long one XREADGROUP blocks waiting for entries. Default 5000 ms. A read returns as soon as an entry arrives
+   * and a stopped reader's connection is closed at once, so this only sets how often an idle partition is asked
+   * again (ADR 0036).
+   */
   blockMs?: number;
   /**
    * Batch consumers: after a read that was not full, wait this long before reading again, so entries gather into

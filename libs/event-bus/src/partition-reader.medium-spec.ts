@@ -6,6 +6,7 @@ import { BusMetrics } from './bus-metrics.js';
 import type { BatchEntry } from './consumer-types.js';
 import { sealedFields, sealEnvelope } from './entry-seal.js';
 import { CONSUMER, PartitionReader, type ReaderSettings } from './partition-reader.js';
+import { DEFAULT_BLOCK_MS } from './stream-consumers.js';
 import { TEST_READER_SETTINGS } from './reader-settings.fixture.js';
 
 /** A reader of partition 0 of `keys`, its log lines dropped. */
@@ -218,6 +219,52 @@ describe('PartitionReader', () => {
     expect(grown).toBeGreaterThan(10 * 1024 * 1024);
     expect(grown).toBeLessThan(18 * 1024 * 1024);
   }, 60_000);
+
+  it('asks an idle partition again only every few seconds, and still hands over an entry as it arrives', async () => {
+    const keys = new Keyspace(`${prefix}:idle`, 2);
+    const counts = { reads: 0, sweeps: 0 };
+    const real = redis.duplicate();
+    const blocking = {
+      xreadgroup: (...args: unknown[]) => {
+        counts.reads++;
+        return (real.xreadgroup as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    } as unknown as Redis;
+    // The janitor's XPENDING goes through `call`; everything else reaches the real connection.
+    const commands = new Proxy(redis, {
+      get(target, property, receiver) {
+        if (property !== 'call') return Reflect.get(target, property, receiver) as unknown;
+        return (...args: unknown[]) => {
+          if (args[0] === 'XPENDING') counts.sweeps++;
+          return (target.call as (...a: unknown[]) => Promise<unknown>)(...args);
+        };
+      },
+    });
+    const seen: number[] = [];
+    // The deployment's settings: `QUNLI_CLAIM_IDLE_MS` of 60 s and the default block.
+    const settings = { ...TEST_READER_SETTINGS, claimIdleMs: 60_000, blockMs: DEFAULT_BLOCK_MS };
+    const reader = readerOn(commands, blocking, keys, 'idle', settings, {
+      mode: 'each',
+      handles: () => true,
+      handle: async () => {
+        seen.push(Date.now());
+      },
+    });
+    try {
+      await reader.start();
+      await new Promise((resolve) => setTimeout(resolve, DEFAULT_BLOCK_MS + 1500));
+      // One read blocked for the whole block, the next is blocking now; no sweep yet (the first is due after 15 s,
+      // `JANITOR_MAX_EVERY_MS`).
+      expect(counts).toEqual({ reads: 2, sweeps: 0 });
+      const appended = Date.now();
+      await redis.xadd(keys.stream(0), '*', ...observedEntry('300400', '在吗'));
+      await waitFor(() => seen.length === 1);
+      expect(seen[0]! - appended).toBeLessThan(1000);
+    } finally {
+      await reader.stop();
+      real.disconnect();
+    }
+  }, 30_000);
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -22,6 +22,9 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
+/** An idle partition's reader asks again this often (real ms; ADR 0036). */
+export const DEFAULT_BLOCK_MS = 5000;
+
 /**
  * Factory for the read side.
  * - `connect(app, group)` (or `connectStreamConsumer`): the app's `@EventPattern('message.direct')` handlers
@@ -94,7 +97,7 @@ export class StreamConsumers {
         concurrency: options.concurrency ?? 32,
         urgentReserve: options.urgentReserve ?? 8,
         readCount: options.readCount ?? 100,
-        blockMs: options.blockMs ?? 1000,
+        blockMs: options.blockMs ?? DEFAULT_BLOCK_MS,
         lingerMs: options.lingerMs ?? 0,
         idleLingerMs: options.idleLingerMs ?? 0,
         retryBaseMs: this.config.QUNLI_RETRY_BASE_MS,
