@@ -7,7 +7,11 @@
  */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-export function zonedFormat(locale: string, timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+export function zonedFormat(
+  locale: string,
+  timeZone: string,
+  options: Intl.DateTimeFormatOptions,
+): Intl.DateTimeFormat {
   const key = `${locale}|${timeZone}|${JSON.stringify(options)}`;
   let format = formatters.get(key);
   if (!format) {

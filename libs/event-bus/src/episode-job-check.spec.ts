@@ -89,7 +89,11 @@ describe('checkedEpisodeJob', () => {
       expect([name, episodeJobHolds(plain)]).toEqual([name, true]);
     }
     const many = job();
-    many.context = Array.from({ length: 12 }, (_, i) => ({ ...many.context[0]!, eventId: `e${i}`, messageId: `m${i}` }));
+    many.context = Array.from({ length: 12 }, (_, i) => ({
+      ...many.context[0]!,
+      eventId: `e${i}`,
+      messageId: `m${i}`,
+    }));
     expect(episodeJobHolds(many)).toBe(true);
   });
 

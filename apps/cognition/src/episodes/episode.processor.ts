@@ -8,7 +8,7 @@ import { EpisodeRunner, type EpisodeResult } from './episode.runner.js';
 
 /**
  * The `episodes` worker: `QUNLI_COGNITION_CONCURRENCY` episodes at a time per process, any number of processes.
- * Jobs are validated (`checkedEpisodeJob`: what `EpisodeJob.create` checks, its envelopes the bus's fast way); an
+ * Jobs are validated (`checkedEpisodeJob`: what `EpisodeJob.create` checks, the fast way); an
  * invalid one fails for good. A process that dies loses its jobs' locks after `QUNLI_EPISODE_LOCK_MS` and another
  * process continues them from their last committed step. On SIGTERM the worker takes no new jobs and lets running ones finish for `QUNLI_SHUTDOWN_GRACE_MS`; after that
  * they stop at their next step boundary and are handed back to the queue for another process.

@@ -6,9 +6,10 @@ import { episodeJobId, QueueName, type EpisodeJob } from '@app/contracts';
 /**
  * Hands episode runs to cognition. The job id is `episodeJobId(episode, mode, controlSeq)`, derived from the
  * trigger event and the control command it runs under, so a dispatch repeated after a crash adds the same job and
- * BullMQ ignores the second. Every job was validated (`EpisodeJob.create`) when the group's turn built it, before it
- * was offered, and cognition validates it again when it takes it; it is not checked a third time here, on the @'s
- * way from its grant to a worker (a job changed in Redis meanwhile fails in cognition as invalid, for good).
+ * BullMQ ignores the second. Every job was validated (`checkedEpisodeJob`: what `EpisodeJob.create` checks, the
+ * fast way) when the group's turn built it, before it was offered, and cognition validates it again when it takes
+ * it; it is not checked a third time here, on the @'s way from its grant to a worker (a job changed in Redis
+ * meanwhile fails in cognition as invalid, for good).
  */
 @Injectable()
 export class EpisodeQueue {
