@@ -1,4 +1,10 @@
-import { zonedParts, type ContextMessage, type MessagePayload, type PromptSection, type SenderRole } from '@app/contracts';
+import {
+  zonedParts,
+  type ContextMessage,
+  type MessagePayload,
+  type PromptSection,
+  type SenderRole,
+} from '@app/contracts';
 import type { EffectivePersona } from '@app/persona';
 import type { ChatMessage } from '@app/llm';
 
