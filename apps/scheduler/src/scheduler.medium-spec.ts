@@ -115,6 +115,26 @@ function cognition<K extends Kind>(kind: K, groupId: string, payload: PayloadOf<
   return makeEvent({ kind, groupId, source: 'cognition', payload });
 }
 
+/** Cognition's completion of an episode with `outcome`, covering `answered`. */
+function completion(
+  groupId: string,
+  episodeId: string,
+  triggerEventId: string,
+  outcome: PayloadOf<'episode.completed'>['outcome'],
+  answered: string[],
+): EventEnvelope {
+  return cognition(EventKind.EpisodeCompleted, groupId, {
+    episodeId,
+    triggerEventId,
+    outcome,
+    steps: 1,
+    tokensIn: 1,
+    tokensOut: 1,
+    durationMs: 1,
+    answeredEventIds: answered,
+  });
+}
+
 /** Cognition's completion of an episode that replied, covering `answered`. */
 function repliedCompletion(
   groupId: string,
@@ -122,16 +142,7 @@ function repliedCompletion(
   triggerEventId: string,
   answered: string[],
 ): EventEnvelope {
-  return cognition(EventKind.EpisodeCompleted, groupId, {
-    episodeId,
-    triggerEventId,
-    outcome: 'replied',
-    steps: 1,
-    tokensIn: 1,
-    tokensOut: 1,
-    durationMs: 1,
-    answeredEventIds: answered,
-  });
+  return completion(groupId, episodeId, triggerEventId, 'replied', answered);
 }
 
 /** Outbound's `message.sent` for a reply's one part. */
@@ -486,6 +497,58 @@ describe('scheduler on real Redis and Postgres', () => {
       60_000,
     );
   }, 90_000);
+
+  it('decides an @ whose debounce closes during an ambient flood of its partition ahead of the flood', async () => {
+    // Ambient work of many groups fills the partition's lanes, each group with a backlog of its own; the @'s debounce
+    // timer fires in the middle of it. Fired at direct priority (ADR 0037), its turn goes ahead of the ready ambient
+    // lanes as the @ itself did, instead of waiting for a round of all of them.
+    const g = '50031';
+    const ask = say(g, 'oscar', '问个事', { direct: 'at' });
+    const partition = keys.partitionOf(g);
+    const floodGroups: string[] = [];
+    for (let g = 51_000; floodGroups.length < 500; g++) {
+      if (keys.partitionOf(String(g)) === partition) floodGroups.push(String(g));
+    }
+    const flood = Array.from({ length: 3000 }, (_, i) => say(floodGroups[i % 500]!, `u${i % 11}`, `聊天${i}`));
+    await log.append(ask);
+    await log.appendAll(flood);
+    const fired = await until('the @’s debounce timer to fire', async () => {
+      const [found] = (await entries(g)).filter((e) => e.kind === EventKind.TimerFired);
+      return found;
+    });
+    expect(fired.priority).toBe(0);
+    await until('the @’s decision', async () => (await of(g, EventKind.DecisionMade)).length > 0);
+    const inbox = keys.inbox(partition, ConsumerGroup.Scheduler);
+    const firedAt = Date.parse(fired.createdAt);
+    const decidedAt = Number(await redis.zscore(inbox, fired.id));
+    const scores = await redis.zmscore(inbox, ...flood.map((e) => e.id));
+    const between = scores.filter((x) => x !== null && Number(x) > firedAt && Number(x) < decidedAt).length;
+    const after = scores.filter((x) => x === null || Number(x) > decidedAt).length;
+    // Not vacuous: the timer fired while most of the flood still waited.
+    expect(after).toBeGreaterThan(1000);
+    // One round of the ready ambient lanes would be ≈ 500 turns; the @ waited for the turns already running.
+    expect(between).toBeLessThan(150);
+    // The @'s episode ends without a reply, so its dispatch slot is free for the tests after this one.
+    const episodeId = `ep_${ask.id}`;
+    await until('the @’s episode to start', async () => (await control(g, episodeId))?.latest.command === 'start');
+    await log.append(completion(g, episodeId, ask.id, 'no_reply', []));
+    await until(
+      'the slot to be freed',
+      async () => (await app!.get(FairDispatchStore).counts()).perGroup[g] === undefined,
+    );
+    // The projector and keyword learning of this process catch up before the next test, which restarts it.
+    await until(
+      'every consumer group to catch up with the flood',
+      async () => {
+        const groups = (await redis.xinfo('GROUPS', keys.stream(partition))) as (string | number | null)[][];
+        return groups.every((group) => {
+          const field = (name: string) => group[group.indexOf(name) + 1];
+          return field('pending') === 0 && field('lag') === 0;
+        });
+      },
+      90_000,
+    );
+  }, 150_000);
 
   it('holds an event until notBefore across a restart, then expires it when its deadline passes unanswered', async () => {
     const g = '50006';

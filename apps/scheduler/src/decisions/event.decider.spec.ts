@@ -23,6 +23,17 @@ const curious: AttentionPolicy = {
   }),
 };
 
+/** Cognition's word that `episodeId` waits (`cause: 'wait'`) until `resumeAt`, within `deadline` (product ms). */
+const parked = (episodeId: string, triggerEventId: string, resumeAt: number, deadline: number) =>
+  fact(EventKind.EpisodeWaiting, {
+    episodeId,
+    triggerEventId,
+    cause: 'wait',
+    step: 1,
+    resumeAt: new Date(resumeAt).toISOString(),
+    deadline: new Date(deadline).toISOString(),
+  });
+
 /** Timers about events and episodes (a thread's idle timer is the thread's, not the event's). */
 const eventTimers = (effects: Parameters<typeof ofType>[0]) =>
   ofType(effects, 'timerSet').filter((t) => t.timer.purpose !== 'thread_idle');
@@ -88,6 +99,34 @@ describe('event decider', () => {
       [a.id, []],
       [b.id, []],
     ]);
+  });
+
+  it('marks urgent the timers someone who addressed the bot waits on, and no others', () => {
+    const urgency = (s: Scenario, purpose: Parameters<Scenario['timer']>[0]) => s.timer(purpose).urgent === true;
+    // A sender's ambient batch debounces as ordinary work until an @ of theirs joins it.
+    const chat = new Scenario(curious);
+    chat.given(message('alice', '今天好热', { at: T0 }));
+    expect(urgency(chat, 'debounce')).toBe(false);
+    expect(urgency(chat, 'thread_idle')).toBe(false);
+    chat.given(message('alice', '@bot 你觉得呢', { direct: 'at', at: T0 + 300 }));
+    expect(urgency(chat, 'debounce')).toBe(true);
+    // An @ held until its not-before: that timer is urgent, its deadline is not.
+    const later = new Scenario(undefined, { ...SETTINGS, debounceDirectMs: 0 });
+    later.given(
+      message('bob', '@bot 十分钟后提醒我', { direct: 'at', notBefore: T0 + 600_000, deadline: T0 + 900_000 }),
+    );
+    expect([urgency(later, 'not_before'), urgency(later, 'deadline')]).toEqual([true, false]);
+    // A direct episode's resume after a wait and its retry after a failure.
+    const episodes = new Scenario(undefined, { ...SETTINGS, debounceDirectMs: 0 });
+    const ask = message('carol', '@bot 等我查一下', { direct: 'at' });
+    const episodeId = episodeIdFor(ask.id);
+    episodes.given(ask, started(episodeId), parked(episodeId, ask.id, T0 + 30_000, T0 + 60_000));
+    expect(urgency(episodes, 'episode_wait')).toBe(true);
+    const failing = new Scenario(undefined, { ...SETTINGS, debounceDirectMs: 0 });
+    const hi = message('dave', '@bot hi', { direct: 'at' });
+    failing.given(hi, started(episodeIdFor(hi.id)));
+    failing.run(completed(episodeIdFor(hi.id), 'failed', T0 + 1000, { code: 'LLM.TIMEOUT', message: 'slow' }));
+    expect(urgency(failing, 'retry')).toBe(true);
   });
 
   it('decides an @ at once when the direct wait is 0', () => {
@@ -212,14 +251,7 @@ describe('event decider', () => {
     const ask = message('alice', '@bot 等我查一下', { direct: 'at' });
     const episodeId = episodeIdFor(ask.id);
     s.given(ask, started(episodeId));
-    const waiting = fact(EventKind.EpisodeWaiting, {
-      episodeId,
-      triggerEventId: ask.id,
-      cause: 'wait',
-      step: 1,
-      resumeAt: new Date(T0 + 30_000).toISOString(),
-      deadline: new Date(T0 + 60_000).toISOString(),
-    });
+    const waiting = parked(episodeId, ask.id, T0 + 30_000, T0 + 60_000);
     s.when(waiting).then((effects) => {
       expect(ofType(effects, 'released').map((r) => r.jobId)).toEqual([episodeJobId(episodeId)]);
       expect(eventTimers(effects)[0]!.timer).toMatchObject({ purpose: 'episode_wait', dueAt: T0 + 30_000 });

@@ -564,7 +564,13 @@ class Turn {
     if (notBefore !== undefined && notBefore > this.now) {
       const t = this.track(event);
       this.move(t.id, 'scheduled', `scheduled: not before ${event.notBefore}`);
-      this.setTimer({ timerId: `not_before:${t.id}`, purpose: 'not_before', dueAt: notBefore, subjectEventId: t.id });
+      this.setTimer({
+        timerId: `not_before:${t.id}`,
+        purpose: 'not_before',
+        dueAt: notBefore,
+        subjectEventId: t.id,
+        ...(t.direct ? { urgent: true } : {}),
+      });
       this.watchDeadline(t);
       return;
     }
@@ -641,6 +647,7 @@ class Turn {
         dueAt: due,
         subjectEventId: batch.id,
         data: { key },
+        ...(batch.directAt !== undefined ? { urgent: true } : {}),
       });
   }
 
@@ -1162,7 +1169,13 @@ class Turn {
               `snoozed: episode failed (${code}); retry after ${new Date(retryAt).toISOString()}`,
             );
           }
-          this.setTimer({ timerId: `retry:${episode.id}`, purpose: 'retry', dueAt: retryAt, episodeId: episode.id });
+          this.setTimer({
+            timerId: `retry:${episode.id}`,
+            purpose: 'retry',
+            dueAt: retryAt,
+            episodeId: episode.id,
+            ...(episode.lane === 'direct' ? { urgent: true } : {}),
+          });
           return;
         }
         const why = `skipped: episode failed (${code}: ${p.error?.message ?? ''})`.trim();
@@ -1192,6 +1205,7 @@ class Turn {
       purpose: p.cause === 'wait' ? 'episode_wait' : 'tool_timeout',
       dueAt: Math.min(due, episode.deadlineAt),
       episodeId: episode.id,
+      ...(episode.lane === 'direct' ? { urgent: true } : {}),
     });
   }
 

@@ -173,6 +173,12 @@ export interface TimerSpec {
   subjectEventId?: string;
   episodeId?: string;
   data?: Record<string, unknown>;
+  /**
+   * Someone addressed the bot and waits on this timer (a debounce batch holding such a message, its not-before, the
+   * retry or resume of a direct episode): it fires at direct priority, so its turn goes ahead of ambient work as
+   * the @ itself did (ADR 0037).
+   */
+  urgent?: boolean;
 }
 
 /** What the dispatcher needs to queue one run of an episode; the adapter builds the `EpisodeJob` from it. */

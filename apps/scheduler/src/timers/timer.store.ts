@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { EventKind, Keyspace, makeEvent, type EventEnvelope, type TimerPurpose } from '@app/contracts';
+import { EventKind, Keyspace, makeEvent, PRIORITY, type EventEnvelope, type TimerPurpose } from '@app/contracts';
 import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
@@ -16,6 +16,8 @@ export interface StoredTimer {
   subjectEventId?: string;
   episodeId?: string;
   data?: Record<string, unknown>;
+  /** Fired at direct priority (`TimerSpec.urgent`). */
+  urgent?: boolean;
 }
 
 export interface DueTimer {
@@ -171,6 +173,8 @@ export class TimerStore {
       groupId: timer.groupId,
       source: 'scheduler',
       createdAt: now,
+      // A timer someone waits on fires as urgent work: its group's lane goes ahead of ambient ones (ADR 0037).
+      ...(timer.urgent ? { priority: PRIORITY.direct } : {}),
       ...(timer.subjectEventId ? { evidenceMessageIds: [timer.subjectEventId] } : {}),
       payload: {
         timerId: timer.timerId,
