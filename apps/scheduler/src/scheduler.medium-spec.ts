@@ -501,22 +501,21 @@ describe('scheduler on real Redis and Postgres', () => {
   it('decides an @ whose debounce closes during an ambient flood of its partition ahead of the flood', async () => {
     // Ambient work of many groups fills the partition's lanes, each group with a backlog of its own; the @'s debounce
     // timer fires in the middle of it. Fired at direct priority (ADR 0037), its turn goes ahead of the ready ambient
-    // lanes as the @ itself did, instead of waiting for a round of all of them.
+    // lanes as the @ itself did, instead of waiting for a round of all of them (≈ 1,000 turns here).
     const g = '50031';
     const ask = say(g, 'oscar', '问个事', { direct: 'at' });
     const partition = keys.partitionOf(g);
     const floodGroups: string[] = [];
-    for (let g = 51_000; floodGroups.length < 500; g++) {
-      if (keys.partitionOf(String(g)) === partition) floodGroups.push(String(g));
+    for (let n = 51_000; floodGroups.length < 1000; n++) {
+      if (keys.partitionOf(String(n)) === partition) floodGroups.push(String(n));
     }
-    const flood = Array.from({ length: 3000 }, (_, i) => say(floodGroups[i % 500]!, `u${i % 11}`, `聊天${i}`));
+    const flood = Array.from({ length: 3000 }, (_, i) => say(floodGroups[i % 1000]!, `u${i % 11}`, `聊天${i}`));
     await log.append(ask);
     await log.appendAll(flood);
     const fired = await until('the @’s debounce timer to fire', async () => {
       const [found] = (await entries(g)).filter((e) => e.kind === EventKind.TimerFired);
       return found;
     });
-    expect(fired.priority).toBe(0);
     await until('the @’s decision', async () => (await of(g, EventKind.DecisionMade)).length > 0);
     const inbox = keys.inbox(partition, ConsumerGroup.Scheduler);
     const firedAt = Date.parse(fired.createdAt);
@@ -524,11 +523,8 @@ describe('scheduler on real Redis and Postgres', () => {
     const scores = await redis.zmscore(inbox, ...flood.map((e) => e.id));
     const between = scores.filter((x) => x !== null && Number(x) > firedAt && Number(x) < decidedAt).length;
     const after = scores.filter((x) => x === null || Number(x) > decidedAt).length;
-    // Not vacuous: the timer fired while most of the flood still waited.
-    expect(after).toBeGreaterThan(1000);
-    // One round of the ready ambient lanes would be ≈ 500 turns; the @ waited for the turns already running.
-    expect(between).toBeLessThan(150);
-    // The @'s episode ends without a reply, so its dispatch slot is free for the tests after this one.
+    // The @'s episode ends without a reply, so its dispatch slot is free for the tests after this one, and this
+    // process's projector and keyword learning catch up with the flood before the next test restarts it.
     const episodeId = `ep_${ask.id}`;
     await until('the @’s episode to start', async () => (await control(g, episodeId))?.latest.command === 'start');
     await log.append(completion(g, episodeId, ask.id, 'no_reply', []));
@@ -536,7 +532,6 @@ describe('scheduler on real Redis and Postgres', () => {
       'the slot to be freed',
       async () => (await app!.get(FairDispatchStore).counts()).perGroup[g] === undefined,
     );
-    // The projector and keyword learning of this process catch up before the next test, which restarts it.
     await until(
       'every consumer group to catch up with the flood',
       async () => {
@@ -548,6 +543,12 @@ describe('scheduler on real Redis and Postgres', () => {
       },
       90_000,
     );
+    expect(fired.priority).toBe(0);
+    // Not vacuous: the timer fired while most of the flood still waited.
+    expect(after).toBeGreaterThan(1500);
+    // The @ waited for the turns already running and those that finished while its timer was read (40 on a quiet
+    // machine, ≈ 200 with a second test file running beside it); a round of the ready lanes is ≈ 1,000.
+    expect(between).toBeLessThan(400);
   }, 150_000);
 
   it('holds an event until notBefore across a restart, then expires it when its deadline passes unanswered', async () => {
