@@ -2,15 +2,8 @@ import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationB
 import { WebSocket } from 'ws';
 import { reconnectDelayMs } from '@app/onebot';
 import { QunliConfig } from '@app/platform';
+import { heartbeatDeadlineMs } from './heartbeat.rules.js';
 import { OneBotSocketFeed } from './onebot-socket.feed.js';
-
-/** A heartbeat may be this late (beyond twice its interval) before the connection counts as dead. */
-const HEARTBEAT_SLACK_MS = 1000;
-
-/** When the connection must be given up on: no frame for twice the announced heartbeat interval. */
-export function heartbeatDeadlineMs(intervalMs: number): number {
-  return 2 * intervalMs + HEARTBEAT_SLACK_MS;
-}
 
 interface ForwardConnection {
   url: string;
@@ -78,12 +71,8 @@ export class OneBotForwardWsClient implements OnApplicationBootstrap, BeforeAppl
         onFrame: (frame) => {
           // Any JSON can arrive here (`null` included): only a heartbeat object sets the watchdog's deadline.
           const heartbeat = typeof frame === 'object' && frame !== null ? (frame as Record<string, unknown>) : {};
-          if (
-            heartbeat.meta_event_type === 'heartbeat' &&
-            typeof heartbeat.interval === 'number' &&
-            heartbeat.interval > 0
-          ) {
-            deadline = heartbeatDeadlineMs(heartbeat.interval);
+          if (heartbeat.meta_event_type === 'heartbeat' && typeof heartbeat.interval === 'number') {
+            deadline = heartbeatDeadlineMs(heartbeat.interval) ?? deadline;
           }
           if (deadline !== undefined) arm(deadline);
         },
