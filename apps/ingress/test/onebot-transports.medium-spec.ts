@@ -3,7 +3,14 @@ import { WebSocket } from 'ws';
 import { EventKind, type EventEnvelope, type MessagePayload } from '@app/contracts';
 import { OneBotRelayApi, signBody } from '@app/onebot';
 import { Metrics } from '@app/platform';
-import { FakeOneBot, napcatGroupMessage, napcatMessageSent, nextMessageId, type ReverseConnection } from '@app/testing';
+import {
+  FakeOneBot,
+  napcatGroupMessage,
+  napcatHeartbeat,
+  napcatMessageSent,
+  nextMessageId,
+  type ReverseConnection,
+} from '@app/testing';
 import { IngressHarness } from './ingress.harness.js';
 
 const SELF_ID = '10001';
@@ -177,6 +184,19 @@ describe('ingress against a NapCat-like peer, every transport (real Redis)', () 
     await until('the event after the reconnect', async () =>
       (await ingress.events('30004')).length === 2 ? true : undefined,
     );
+  }, 30_000);
+
+  it('forward WS: a heartbeat whose interval is junk leaves the link up', async () => {
+    fake = new FakeOneBot({ selfId: SELF_ID, accessToken: TOKEN });
+    await fake.start();
+    ingress = await IngressHarness.start({ ONEBOT_ACCESS_TOKEN: TOKEN, ONEBOT_WS_URL: fake.wsUrl });
+    await until('the connection', () => (fake.connections === 1 ? true : undefined));
+    // 2^60 ms does not fit a Node timer: armed with it, the watchdog would fire after 1 ms and drop the link.
+    fake.emit({ ...napcatHeartbeat(SELF_ID, 30_000), interval: 2 ** 60 });
+    await sleep(500);
+    fake.emit(napcatGroupMessage({ selfId: SELF_ID, groupId: '30008', userId: '20001', nickname: 'a', text: '还在' }));
+    await until('the event', async () => ((await ingress.events('30008')).length === 1 ? true : undefined));
+    expect(fake.connectionsOpened).toBe(1);
   }, 30_000);
 
   it('the same message over HTTP POST and a WebSocket is one event', async () => {
