@@ -546,8 +546,8 @@ describe('scheduler on real Redis and Postgres', () => {
     expect(fired.priority).toBe(0);
     // Not vacuous: the timer fired while most of the flood still waited.
     expect(after).toBeGreaterThan(1500);
-    // The @ waited for the turns already running and those that finished while its timer was read (40 on a quiet
-    // machine, ≈ 200 with a second test file running beside it); a round of the ready lanes is ≈ 1,000.
+    // The @ waited for the turns already running and those that finished while its timer was read (40–72 on a quiet
+    // machine, 128 with other test files running beside it); a round of the ready lanes is ≈ 1,000 (1,055 measured).
     expect(between).toBeLessThan(400);
   }, 150_000);
 
