@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { episodeJobId, EventKind, Keyspace, QueueName, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
+import { groupBacklogs } from './backlog.js';
 import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
@@ -72,7 +73,10 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     })();
 
     await sleep(2000);
+    const keys = new Keyspace(stack.prefix, 16);
     const cpuBefore = stack.cpuMs();
+    const backlogBefore = await schedulerBacklog(stack, keys);
+    const directsStarted = performance.now();
     for (let k = 0; k < options.directs; k++) {
       const group = 300_000 + ((k * 7919) % options.groups);
       sentAt.set(`答：${k}`, performance.now());
@@ -80,6 +84,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       await direct.post(groupMessage(group, 21_000 + k, `问题#${k}`, true));
       await sleep(200);
     }
+    const backlogAfter = await schedulerBacklog(stack, keys);
+    const directsSeconds = (performance.now() - directsStarted) / 1000;
     const deadline = Date.now() + 30_000;
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     const cpuAfter = stack.cpuMs();
@@ -105,6 +111,14 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       stagesP99Ms: stages.p99,
       queueStagesP50Ms: stages.queueP50,
       queueStagesP99Ms: stages.queueP99,
+      // Background entries the scheduler's consumer group had not handled (unread + read and not acknowledged)
+      // when the first @ was posted and when the last was, and how fast that grew: above zero, the scheduler did not
+      // keep up with the background, and each @ waited behind a longer backlog of its own group than the one before.
+      schedulerBacklog: {
+        atFirstDirect: backlogBefore,
+        atLastDirect: backlogAfter,
+        growthPerSec: round((backlogAfter - backlogBefore) / directsSeconds),
+      },
       // CPU each app spent while the @s were asked and answered (background included), per @.
       cpuMsPerDirect: Object.fromEntries(
         Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),
@@ -115,6 +129,12 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await onebot.stop();
     await llm.close();
   }
+}
+
+/** Entries of every partition the scheduler's own consumer group has not handled yet. */
+async function schedulerBacklog(stack: BenchStack, keys: Keyspace): Promise<number> {
+  const backlog = (await groupBacklogs(stack.redis, keys))['scheduler'];
+  return backlog ? backlog.unread + backlog.pending : 0;
 }
 
 const STAGES = ['ingress', 'scheduler', 'queue', 'cognition', 'outbound'] as const;
