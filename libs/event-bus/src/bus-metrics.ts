@@ -7,6 +7,8 @@ export class BusMetrics {
   readonly entries: Counter<'group' | 'kind' | 'outcome'>;
   readonly deadLetters: Counter<'group' | 'reason'>;
   readonly handlerSeconds: Histogram<'group'>;
+  readonly urgentWaitSeconds: Histogram<'group'>;
+  readonly urgentAhead: Histogram<'group'>;
   private readonly events: Counter<'kind' | 'decision'>;
 
   constructor(metrics: Metrics) {
@@ -25,6 +27,20 @@ export class BusMetrics {
       help: 'Time from handler start to committed acknowledgement',
       labelNames: ['group'],
       buckets: SHORT_SECONDS_BUCKETS,
+    });
+    // Where an @ waits inside a consumer: behind the earlier entries of its own group (which run first, in order,
+    // at its priority), from being read to its own turn. A growing `ahead` means the group's consumer is behind.
+    this.urgentWaitSeconds = metrics.histogram({
+      name: 'qunli_stream_urgent_wait_seconds',
+      help: 'Time from reading an entry addressed to the bot to its handler starting (its group’s earlier entries run first)',
+      labelNames: ['group'],
+      buckets: SHORT_SECONDS_BUCKETS,
+    });
+    this.urgentAhead = metrics.histogram({
+      name: 'qunli_stream_urgent_ahead',
+      help: 'Entries of its own chat group held before an entry addressed to the bot when it was read (running one included)',
+      labelNames: ['group'],
+      buckets: [0, 1, 2, 4, 8, 16, 32, 64, 128],
     });
     this.events = metrics.counter({
       name: 'qunli_events_total',

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { EventKind, Keyspace, makeEvent } from '@app/contracts';
+import { EventKind, Keyspace, makeEvent, PRIORITY } from '@app/contracts';
 import { Metrics } from '@app/platform';
 import { deleteKeys, heapAfterGc, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { BusMetrics } from './bus-metrics.js';
@@ -17,26 +17,27 @@ function readerOn(
   group: string,
   settings: ReaderSettings,
   dispatch: ConstructorParameters<typeof PartitionReader>[6],
+  metrics = new BusMetrics(new Metrics('test', false)),
 ): PartitionReader {
   const log = { warn: () => undefined, error: () => undefined };
-  return new PartitionReader(
-    redis,
-    blocking,
-    keys,
-    group,
-    0,
-    settings,
-    dispatch,
-    new BusMetrics(new Metrics('test', false)),
-    log,
-  );
+  return new PartitionReader(redis, blocking, keys, group, 0, settings, dispatch, metrics, log);
 }
 
 /** The fields of a sealed `message.observed` entry, as a writer appends it. */
-function observedEntry(groupId: string, text: string): string[] {
+function observedEntry(groupId: string, text: string, priority: number = PRIORITY.normal): string[] {
   return sealedFields(
-    sealEnvelope(makeEvent({ kind: EventKind.MessageObserved, groupId, source: 'test', payload: sampleMessage(text) })),
+    sealEnvelope(
+      makeEvent({ kind: EventKind.MessageObserved, groupId, source: 'test', payload: sampleMessage(text), priority }),
+    ),
   );
+}
+
+/** A histogram's count and sum for one consumer group. */
+async function histogram(metrics: Metrics, name: string, group: string): Promise<{ count: number; sum: number }> {
+  const values = (await metrics.registry.getSingleMetric(name)!.get()).values;
+  const of = (suffix: string) =>
+    values.find((v) => v.metricName === `${name}${suffix}` && v.labels['group'] === group)?.value ?? 0;
+  return { count: of('_count'), sum: of('_sum') };
 }
 
 describe('PartitionReader', () => {
@@ -76,6 +77,54 @@ describe('PartitionReader', () => {
       new Promise((resolve) => setTimeout(() => resolve('still waiting'), 3000)),
     ]);
     expect(stopped).toBe('stopped');
+  });
+
+  it('counts the entries of its own group an urgent entry waited behind, and how long from its read to its turn', async () => {
+    const keys = new Keyspace(`${prefix}:urgent`, 2);
+    const stream = keys.stream(0);
+    const metrics = new Metrics('test', false);
+    const handled: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const blocking = redis.duplicate();
+    const reader = readerOn(
+      redis,
+      blocking,
+      keys,
+      'urgent-test',
+      TEST_READER_SETTINGS,
+      {
+        mode: 'each',
+        handles: () => true,
+        handle: async (event) => {
+          const text = (event.payload as { text: string }).text;
+          if (text === 'first') await held;
+          handled.push(text);
+        },
+      },
+      new BusMetrics(metrics),
+    );
+    // Three ambient messages of one group, then an @ in it behind them, and an @ in a group with nothing queued.
+    for (const text of ['first', 'second', 'third']) await redis.xadd(stream, '*', ...observedEntry('300010', text));
+    await redis.xadd(stream, '*', ...observedEntry('300010', '@ behind three', PRIORITY.direct));
+    await redis.xadd(stream, '*', ...observedEntry('300011', '@ alone', PRIORITY.direct));
+    await reader.start();
+    try {
+      await waitFor(() => handled.includes('@ alone'));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      release();
+      await waitFor(() => handled.length === 5);
+      expect(handled.filter((text) => text !== '@ alone')).toEqual(['first', 'second', 'third', '@ behind three']);
+      expect(await histogram(metrics, 'qunli_stream_urgent_ahead', 'urgent-test')).toEqual({ count: 2, sum: 3 });
+      const wait = await histogram(metrics, 'qunli_stream_urgent_wait_seconds', 'urgent-test');
+      expect(wait.count).toBe(2);
+      // The @ behind the held message waited for it (≥ 150 ms); the other started at once.
+      expect(wait.sum).toBeGreaterThanOrEqual(0.15);
+    } finally {
+      release();
+      await reader.stop();
+      blocking.disconnect();
+    }
   });
 
   it('in batch mode, handles entries of its own that a lost read left pending while it read on past them', async () => {

@@ -78,6 +78,8 @@ interface HeldEntry extends LaneItem {
   event: EventEnvelope | undefined;
   /** Transient failures so far (they do not count towards dead-lettering, only towards the backoff). */
   attempts: number;
+  /** When an urgent entry was read (`performance.now()`), until its turn starts; then undefined. */
+  urgentReadAt: number | undefined;
 }
 
 /** The commit script as an ioredis command: EVALSHA, with the script's text sent only when Redis lacks it. */
@@ -367,16 +369,20 @@ export class PartitionReader {
       const event = await this.validEvent(entry);
       if (!event) continue;
       const key = event.groupId ?? '';
-      const spill = this.lanes.backlog(key) >= this.settings.laneBodies;
+      const ahead = this.lanes.backlog(key);
+      const spill = ahead >= this.settings.laneBodies;
+      const urgent = event.priority === PRIORITY.direct;
+      if (urgent) this.metrics.urgentAhead.observe({ group: this.group }, ahead);
       // A held entry keeps its parsed event, not the reply's strings as well: those were twice the size of the
       // parsed event, and a lane needs them only to dead-letter the entry, which re-reads them (`deadLetter`).
       this.lanes.push({
         id: entry.id,
         key,
-        urgent: event.priority === PRIORITY.direct,
+        urgent,
         entry: { id: entry.id, fields: [], deliveries: entry.deliveries },
         event: spill ? undefined : event,
         attempts: 0,
+        urgentReadAt: urgent ? performance.now() : undefined,
       });
     }
     return entries.length;
@@ -434,6 +440,10 @@ export class PartitionReader {
     const dispatch = this.dispatch as Extract<Dispatch, { mode: 'each' }>;
     const entry = held.entry;
     const started = performance.now();
+    if (held.urgentReadAt !== undefined) {
+      this.metrics.urgentWaitSeconds.observe({ group: this.group }, (started - held.urgentReadAt) / 1000);
+      held.urgentReadAt = undefined;
+    }
     try {
       if (!dispatch.handles(event.kind)) {
         await this.redis.xack(this.stream, this.group, entry.id);
