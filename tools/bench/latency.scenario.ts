@@ -89,6 +89,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const deadline = Date.now() + 30_000;
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     const cpuAfter = stack.cpuMs();
+    const urgent = await urgentWaits(stack.url('scheduler'));
     running = false;
     await backgroundLoop;
     const backgroundMsgPerSec = pacer.sent / ((performance.now() - backgroundStarted) / 1000);
@@ -119,6 +120,10 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
         atLastDirect: backlogAfter,
         growthPerSec: round((backlogAfter - backlogBefore) / directsSeconds),
       },
+      // Inside the scheduler's consumer group (its `/metrics`), per urgent entry — each @ and the episode events
+      // that carry its priority (two per @ here): the entries of its own group held before it when it was read, and
+      // the time from its read to its own turn.
+      schedulerUrgent: urgent,
       // CPU each app spent while the @s were asked and answered (background included), per @.
       cpuMsPerDirect: Object.fromEntries(
         Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),
@@ -129,6 +134,19 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await onebot.stop();
     await llm.close();
   }
+}
+
+/** The scheduler consumer group's urgent-entry histograms (`qunli_stream_urgent_*`): count and means. */
+async function urgentWaits(schedulerUrl: string): Promise<{ count: number; aheadMean: number; waitMeanMs: number }> {
+  const text = await (await fetch(`${schedulerUrl}/metrics`)).text();
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}\\{[^}]*group="scheduler"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const count = value('qunli_stream_urgent_wait_seconds_count');
+  return {
+    count,
+    aheadMean: round(value('qunli_stream_urgent_ahead_sum') / value('qunli_stream_urgent_ahead_count')),
+    waitMeanMs: round((value('qunli_stream_urgent_wait_seconds_sum') / count) * 1000),
+  };
 }
 
 /** Entries of every partition the scheduler's own consumer group has not handled yet. */
