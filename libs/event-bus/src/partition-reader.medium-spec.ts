@@ -34,7 +34,12 @@ function observedEntry(groupId: string, text: string, priority: number = PRIORIT
 
 /** A histogram's count and sum for one consumer group. */
 async function histogram(metrics: Metrics, name: string, group: string): Promise<{ count: number; sum: number }> {
-  const values = (await metrics.registry.getSingleMetric(name)!.get()).values;
+  // A histogram's values name their series (`_bucket`, `_sum`, `_count`); prom-client's type leaves the name out.
+  const values = (await metrics.registry.getSingleMetric(name)!.get()).values as {
+    metricName?: string;
+    labels: Record<string, string | number>;
+    value: number;
+  }[];
   const of = (suffix: string) =>
     values.find((v) => v.metricName === `${name}${suffix}` && v.labels['group'] === group)?.value ?? 0;
   return { count: of('_count'), sum: of('_sum') };
