@@ -28,17 +28,18 @@ export class BusMetrics {
       labelNames: ['group'],
       buckets: SHORT_SECONDS_BUCKETS,
     });
-    // Where an @ waits inside a consumer: behind the earlier entries of its own group (which run first, in order,
-    // at its priority), from being read to its own turn. A growing `ahead` means the group's consumer is behind.
+    // Where an urgent entry (an @, or an event of its episode, which carries its priority) waits inside a consumer:
+    // behind the earlier entries of its own group (they run first, in order, at its priority), from being read to
+    // its own turn. A growing `ahead` means the consumer group is behind its groups' traffic.
     this.urgentWaitSeconds = metrics.histogram({
       name: 'qunli_stream_urgent_wait_seconds',
-      help: 'Time from reading an entry addressed to the bot to its handler starting (its group’s earlier entries run first)',
+      help: 'Time from reading an urgent entry (an @ or its episode’s events) to its handler starting; its group’s earlier entries run first',
       labelNames: ['group'],
       buckets: SHORT_SECONDS_BUCKETS,
     });
     this.urgentAhead = metrics.histogram({
       name: 'qunli_stream_urgent_ahead',
-      help: 'Entries of its own chat group held before an entry addressed to the bot when it was read (running one included)',
+      help: 'Entries of its own chat group held before an urgent entry (an @ or its episode’s events) when it was read, the running one included',
       labelNames: ['group'],
       buckets: [0, 1, 2, 4, 8, 16, 32, 64, 128],
     });
