@@ -13,6 +13,11 @@ export interface LatencyOptions {
   /** Scheduler processes (they split the partitions by lease). */
   schedulers?: number;
   /**
+   * Background traffic before the first @ (`--warmup-ms`, 2,000 by default). The apps' first seconds under load
+   * are slower (code not yet optimised, first reads of every group): a longer warm-up measures the steady state.
+   */
+  warmupMs?: number;
+  /**
    * `QUNLI_DEBOUNCE_DIRECT_MS` (`--direct-debounce-ms`): 0 unless given, so an @ is decided as it arrives; with the
    * default deployment's 800 an @ waits for its debounce timer, and the figures show how late timers fire.
    */
@@ -72,7 +77,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       await pacer.drain();
     })();
 
-    await sleep(2000);
+    await sleep(options.warmupMs ?? 2000);
     const keys = new Keyspace(stack.prefix, 16);
     const cpuBefore = stack.cpuMs();
     const backlogBefore = await schedulerBacklog(stack, keys);
@@ -100,6 +105,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     return {
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
+      warmupMs: options.warmupMs ?? 2000,
       directDebounceMs: options.directDebounceMs ?? 0,
       projector: options.projector ?? 'inline',
       p50Ms: round(percentile(sorted, 50)),
@@ -136,8 +142,13 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
   }
 }
 
-/** The scheduler consumer group's urgent-entry histograms (`qunli_stream_urgent_*`): count and means. */
-async function urgentWaits(schedulerUrl: string): Promise<{ count: number; aheadMean: number; waitMeanMs: number }> {
+/**
+ * The scheduler consumer group's urgent-entry histograms (`qunli_stream_urgent_*`): count and means; and the mean
+ * time of one of its turns, urgent or not (`qunli_stream_handler_seconds`, whole run): what each entry ahead costs.
+ */
+async function urgentWaits(
+  schedulerUrl: string,
+): Promise<{ count: number; aheadMean: number; waitMeanMs: number; turnMeanMs: number }> {
   const text = await (await fetch(`${schedulerUrl}/metrics`)).text();
   const value = (name: string) =>
     Number(new RegExp(`^${name}\\{[^}]*group="scheduler"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
@@ -146,6 +157,7 @@ async function urgentWaits(schedulerUrl: string): Promise<{ count: number; ahead
     count,
     aheadMean: round(value('qunli_stream_urgent_ahead_sum') / value('qunli_stream_urgent_ahead_count')),
     waitMeanMs: round((value('qunli_stream_urgent_wait_seconds_sum') / count) * 1000),
+    turnMeanMs: round((value('qunli_stream_handler_seconds_sum') / value('qunli_stream_handler_seconds_count')) * 1000),
   };
 }
 
