@@ -101,7 +101,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await background.close();
     await direct.close();
     const sorted = [...latencies].sort((a, b) => a - b);
-    const stages = await stageBreakdown(stack, postedWall, receivedWall);
+    const stages = await stageBreakdown(stack, keys, postedWall, receivedWall);
     return {
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
@@ -181,6 +181,7 @@ const QUEUE_STAGES = ['dispatch', 'pickup', 'prep'] as const;
  */
 async function stageBreakdown(
   stack: BenchStack,
+  keys: Keyspace,
   posted: Map<string, number>,
   received: Map<string, number>,
 ): Promise<{
@@ -189,7 +190,6 @@ async function stageBreakdown(
   queueP50: Record<string, number>;
   queueP99: Record<string, number>;
 }> {
-  const keys = new Keyspace(stack.prefix, 16);
   const events: EventEnvelope[] = [];
   for (let p = 0; p < keys.partitions; p++) {
     for (const [, fields] of await stack.redis.xrange(keys.stream(p), '-', '+')) {
