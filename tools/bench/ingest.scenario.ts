@@ -237,6 +237,7 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
     );
     const msgPerSec = projected / (totalMs / 1000);
     const { envelopesPerMessage, eventsPerMessage, carriedPerMessage } = await logShape(stack.sql, projected);
+    const decidedLate = await stack.counterTotal('scheduler', 'qunli_scheduler_ambient_late_total');
     return {
       scenario: 'ingest',
       transport: options.transport,
@@ -263,6 +264,9 @@ export async function ingest(options: IngestOptions): Promise<Record<string, unk
       envelopesPerMessage,
       eventsPerMessage,
       carriedPerMessage,
+      // Messages the scheduler read more than QUNLI_AMBIENT_LATE_MS after they were sent and so judged without their
+      // debounce wait (ADR 0038), per message: the share of the run during which it was that far behind.
+      ambientDecidedLatePerMessage: round(decidedLate / projected, 3),
     };
   } finally {
     await stack.stop();

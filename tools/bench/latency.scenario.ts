@@ -95,6 +95,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     const cpuAfter = stack.cpuMs();
     const urgent = await urgentWaits(stack.url('scheduler'));
+    const decidedLate = await stack.counterTotal('scheduler', 'qunli_scheduler_ambient_late_total');
+    const sentByThen = pacer.sent;
     running = false;
     await backgroundLoop;
     const backgroundMsgPerSec = pacer.sent / ((performance.now() - backgroundStarted) / 1000);
@@ -130,6 +132,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       // that carry its priority (two per @ here): the entries of its own group held before it when it was read, and
       // the time from its read to its own turn.
       schedulerUrgent: urgent,
+      // Background messages the scheduler read more than QUNLI_AMBIENT_LATE_MS after they were sent and so judged
+      // without their debounce wait (ADR 0038), per background message sent until the last @ was answered.
+      ambientDecidedLatePerMessage: round(decidedLate / Math.max(1, sentByThen), 3),
       // CPU each app spent while the @s were asked and answered (background included), per @.
       cpuMsPerDirect: Object.fromEntries(
         Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),

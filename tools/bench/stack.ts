@@ -81,6 +81,19 @@ export class BenchStack {
     return join(tmpdir(), `qunli-${this.prefix}`);
   }
 
+  /** A counter's value summed over its series and over every replica of `app` (each one's `/metrics`). */
+  async counterTotal(app: AppUnderTest, metric: string): Promise<number> {
+    let total = 0;
+    for (const [name, process] of this.apps) {
+      if (name !== app && !name.startsWith(`${app}-`)) continue;
+      const text = await (await fetch(`${process.url}/metrics`)).text();
+      for (const match of text.matchAll(new RegExp(`^${metric}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) {
+        total += Number(match[1]);
+      }
+    }
+    return total;
+  }
+
   url(app: AppUnderTest): string {
     const process = this.apps.get(app);
     if (!process) throw new Error(`${app} is not part of this benchmark stack`);

@@ -409,6 +409,15 @@ export class QunliConfig {
   @Min(0)
   QUNLI_DEBOUNCE_DIRECT_MS = 800;
 
+  /**
+   * Real ms after which an ambient message the scheduler only now reads is decided at once, without its debounce
+   * wait: the scheduler is that far behind, and the message has already waited longer than a quiet period would
+   * have made it (0: never; every ambient message waits out its debounce however late it is read).
+   */
+  @IsInt()
+  @Min(0)
+  QUNLI_AMBIENT_LATE_MS = 2000;
+
   /** Product ms after its decision by which an event must be answered, unless the event carries its own deadline. */
   @IsInt()
   @Min(1000)

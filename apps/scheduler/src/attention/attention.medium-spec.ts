@@ -5,7 +5,7 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConsumerGroup, EventKind, Keyspace, makeEvent, type EventEnvelope, type EventOf } from '@app/contracts';
 import { connectStreamConsumer, EventLog } from '@app/event-bus';
-import { Metrics, QunliConfig } from '@app/platform';
+import { Clock, Metrics, QunliConfig } from '@app/platform';
 import {
   createTestDatabase,
   deleteKeys,
@@ -36,10 +36,12 @@ let log: EventLog;
 let app: INestApplication | undefined;
 let n = 1;
 
-function say(sender: string, text: string): EventEnvelope {
+/** A message as ingress appends it: stamped by the scaled clock (`sentAgoMs` product ms earlier), in `groupId`. */
+function say(sender: string, text: string, options: { groupId?: string; sentAgoMs?: number } = {}): EventEnvelope {
   return makeEvent({
     kind: EventKind.MessageObserved,
-    groupId: GROUP,
+    groupId: options.groupId ?? GROUP,
+    createdAt: new Date(app!.get(Clock).nowMs() - (options.sentAgoMs ?? 0)),
     source: 'ingress',
     priority: 5,
     actorIds: [sender],
@@ -60,11 +62,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
-async function decisions(): Promise<EventOf<'decision.made'>[]> {
-  const raw = await redis.xrange(keys.stream(keys.partitionOf(GROUP)), '-', '+');
+async function decisions(groupId = GROUP): Promise<EventOf<'decision.made'>[]> {
+  const raw = await redis.xrange(keys.stream(keys.partitionOf(groupId)), '-', '+');
   return raw
     .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
-    .filter((e): e is EventOf<'decision.made'> => e.groupId === GROUP && e.kind === EventKind.DecisionMade);
+    .filter((e): e is EventOf<'decision.made'> => e.groupId === groupId && e.kind === EventKind.DecisionMade);
 }
 
 beforeAll(async () => {
@@ -149,5 +151,30 @@ describe('attention in the running scheduler', () => {
     });
     expect(actor.replies_in_window).toBe(1);
     expect(actor.reason).toMatch(/^ambient episode .* takes a share of the reply budget$/);
+  }, 60_000);
+
+  it('judges at once an ambient message read long after it was sent; a fresh one waits out its debounce', async () => {
+    const groupId = '60002';
+    const lateDecided = async () =>
+      (await app!.get(Metrics).registry.getSingleMetric('qunli_scheduler_ambient_late_total')!.get()).values[0]
+        ?.value ?? 0;
+    const counted = await lateDecided();
+    // 200 s of product time behind is 10 real seconds at this scale: past QUNLI_AMBIENT_LATE_MS (2 s).
+    const stale = say('carol', '有人知道猫咪吐毛球怎么办吗？', { groupId, sentAgoMs: 200_000 });
+    const fresh = say('dave', '有人知道猫咪吐毛球怎么办吗？', { groupId });
+    await log.append(stale);
+    await log.append(fresh);
+    const first = await until('both judged', async () => {
+      const all = await decisions(groupId);
+      const of = (id: string) => all.find((d) => d.payload.subjectEventId === id);
+      const [a, b] = [of(stale.id), of(fresh.id)];
+      return a && b ? { stale: a, fresh: b } : undefined;
+    });
+    const scheduled = (d: EventOf<'decision.made'>) => d.payload.transitions.find((t) => t.to === 'scheduled')?.reason;
+    expect(scheduled(first.stale)).toMatch(/^scheduled: read 10\.\d s after it was sent \(the scheduler is behind\)/);
+    expect(scheduled(first.fresh)).toMatch(/^scheduled: debouncing — waiting until /);
+    // Judged by attention like any other message, only without the wait.
+    expect(first.stale.payload.reason).toMatch(/^snoozed: .*about 猫/);
+    expect((await lateDecided()) - counted).toBe(1);
   }, 60_000);
 });

@@ -29,6 +29,7 @@ export const SETTINGS: SchedulerSettings = {
   debounceQuietMs: 2000,
   debounceMaxMs: 8000,
   debounceDirectMs: 800,
+  ambientLateMs: 2000,
   eventDeadlineMs: 300_000,
   episodeTimeoutMs: 60_000,
   maxInterrupts: 3,

@@ -12,6 +12,7 @@ import {
   started,
   T0,
 } from './decider.fixture.js';
+import { react } from './event.decider.js';
 
 /** An attention double that deliberates on every ambient batch (as issue 7's scorer may). */
 const curious: AttentionPolicy = {
@@ -135,6 +136,70 @@ describe('event decider', () => {
       expect(ofType(effects, 'episodeOffered')).toHaveLength(1);
       expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['deadline']);
     });
+  });
+
+  it('decides an ambient message read long after it was sent in that turn, without a debounce wait', () => {
+    const s = new Scenario(curious);
+    const stale = message('alice', '有人玩原神吗', { at: T0 });
+    s.when({ event: stale, at: T0 + 3500 }).then((effects) => {
+      const scheduled = ofType(effects, 'moved')
+        .flatMap((m) => m.transitions)
+        .find((t) => t.to === 'scheduled');
+      expect(scheduled!.reason).toBe(
+        'scheduled: read 3.5 s after it was sent (the scheduler is behind) — decided without waiting for more fragments',
+      );
+      expect(finalStates(effects)[stale.id]).toBe('eligible');
+      expect(ofType(effects, 'episodeOffered')).toHaveLength(1);
+      expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['deadline']);
+    });
+    // Read within the limit, or with the limit off, it waits for its sender as before.
+    for (const [settings, at] of [
+      [SETTINGS, T0 + 1500],
+      [{ ...SETTINGS, ambientLateMs: 0 }, T0 + 60_000],
+    ] as const) {
+      const fresh = message('bob', '有人玩原神吗', { at: T0 });
+      new Scenario(curious, settings).when({ event: fresh, at }).then((effects) => {
+        expect(finalStates(effects)[fresh.id]).toBe('scheduled');
+        expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['debounce']);
+      });
+    }
+  });
+
+  it('measures lateness in real time, and never hurries an @ or a fragment joining its sender’s open batch', () => {
+    // Time scaled 60×: a minute of product time behind is one real second, within the limit.
+    const scaled = new Scenario(curious);
+    const replayed = message('alice', '今天好热', { at: T0 });
+    const effects = react(replayed, scaled.state, {
+      now: T0 + 60_000,
+      groupId: scaled.groupId,
+      settings: SETTINGS,
+      attention: curious,
+      messages: new Map([[replayed.id, replayed]]),
+      realMs: (ms) => ms / 60,
+    }).effects;
+    expect(eventTimers(effects).map((t) => t.timer.purpose)).toEqual(['debounce']);
+    // A message addressed to the bot read late still waits its direct wait for the rest of its sender's fragments:
+    // an @, and a reply to the bot that arrived as an observed message.
+    const ask = message('carol', '@bot 在吗', { direct: 'at', at: T0 });
+    const reply = { ...message('erin', '对的', { direct: 'reply', at: T0 }), kind: EventKind.MessageObserved };
+    for (const addressed of [ask, reply]) {
+      new Scenario(curious).when({ event: addressed, at: T0 + 5000 }).then((effects) => {
+        expect(finalStates(effects)[addressed.id]).toBe('scheduled');
+        expect(eventTimers(effects).map((t) => [t.timer.purpose, t.timer.dueAt - T0])).toEqual([['debounce', 5800]]);
+      });
+    }
+    // A late fragment joins the batch its sender already has open (its timer's firing still queued behind it).
+    const s = new Scenario(curious);
+    const first = message('dave', '我想问', { at: T0 });
+    const second = message('dave', '周末去哪玩', { at: T0 + 300 });
+    s.given(first)
+      .when({ event: second, at: T0 + 2500 })
+      .then((effects) => {
+        expect(finalStates(effects)[second.id]).toBe('scheduled');
+        expect(ofType(effects, 'moved').some((m) => m.decision)).toBe(false);
+      });
+    expect(s.timer('debounce').dueAt).toBe(T0 + 4500);
+    expect(Object.values(s.state.batches).map((b) => b.eventIds)).toEqual([[first.id, second.id]]);
   });
 
   it('an @ preempts ambient work in its group: the ambient episode is superseded and its events skipped', () => {

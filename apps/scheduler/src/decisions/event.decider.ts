@@ -74,6 +74,22 @@ export interface DecideContext {
   attention: AttentionPolicy;
   /** Held envelopes the decision may need (`messagesNeeded`), and the input itself when it is a message. */
   messages: ReadonlyMap<string, EventEnvelope<MessagePayload>>;
+  /** A product duration in real ms (`Clock.real`; the identity when time is not scaled). */
+  realMs?: (productMs: number) => number;
+}
+
+/**
+ * How late (real ms) the scheduler reads an ambient message that it is to decide without its debounce wait — read
+ * more than `ambientLateMs` after it was sent — or undefined when it is not that late (or is addressed to the bot).
+ */
+export function readLateBy(event: EventEnvelope, ctx: DecideContext): number | undefined {
+  const limit = ctx.settings.ambientLateMs;
+  if (!(limit > 0) || event.kind !== EventKind.MessageObserved) return undefined;
+  if ((event.payload as MessagePayload).directReason !== undefined) return undefined;
+  const sent = Date.parse(event.createdAt);
+  if (Number.isNaN(sent)) return undefined;
+  const late = ctx.realMs ? ctx.realMs(ctx.now - sent) : ctx.now - sent;
+  return late > limit ? late : undefined;
 }
 
 /**
@@ -574,11 +590,17 @@ class Turn {
       this.watchDeadline(t);
       return;
     }
-    this.admit(event);
+    this.admit(event, readLateBy(event, this.ctx));
   }
 
-  /** A message whose time has come: interrupt, join or open its sender's batch, or be decided at once. */
-  private admit(event: EventEnvelope<MessagePayload>): void {
+  /**
+   * A message whose time has come: interrupt, join or open its sender's batch, or be decided at once. `lateBy`:
+   * real ms an ambient message waited in the stream before this turn, when that is past `ambientLateMs` — it has
+   * waited longer than a debounce would make it, and the scheduler is behind, so a batch it opens closes at once
+   * (one turn, not two); fragments of its sender that are still queued join nothing and are judged on their own,
+   * or interrupt the episode this one starts.
+   */
+  private admit(event: EventEnvelope<MessagePayload>, lateBy?: number): void {
     const t = this.track(event);
     if (t.deadlineAt !== undefined && t.deadlineAt <= this.now) {
       this.move(
@@ -629,13 +651,16 @@ class Turn {
           timerId: `debounce:${t.id}`,
         };
     if (t.direct && batch.directAt === undefined) batch.directAt = this.now;
-    const due = this.dueOf(batch);
+    const late = lateBy !== undefined && !open;
+    const due = late ? this.now : this.dueOf(batch);
     this.move(
       t.id,
       'scheduled',
-      due <= this.now
-        ? 'scheduled: decided without waiting for more fragments'
-        : `scheduled: debouncing — waiting until ${new Date(due).toISOString()} for the sender to finish`,
+      late
+        ? `scheduled: read ${(lateBy / 1000).toFixed(1)} s after it was sent (the scheduler is behind) — decided without waiting for more fragments`
+        : due <= this.now
+          ? 'scheduled: decided without waiting for more fragments'
+          : `scheduled: debouncing — waiting until ${new Date(due).toISOString()} for the sender to finish`,
     );
     this.emit({ type: 'batch', key, batch });
     this.watchDeadline(t);

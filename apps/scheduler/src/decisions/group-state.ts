@@ -240,6 +240,11 @@ export interface SchedulerSettings {
   debounceQuietMs: number;
   debounceMaxMs: number;
   debounceDirectMs: number;
+  /**
+   * Real ms after which an ambient message the scheduler reads only now is decided in its own turn instead of
+   * waiting out a debounce: the scheduler is behind, and the wait has already passed in its stream (0: never).
+   */
+  ambientLateMs: number;
   eventDeadlineMs: number;
   episodeTimeoutMs: number;
   maxInterrupts: number;

@@ -25,7 +25,7 @@ import { Clock, Metrics, QunliConfig } from '@app/platform';
 import type { Counter, Histogram } from 'prom-client';
 import type { AttentionPolicy } from '../decisions/attention.policy.js';
 import { repliesInWindow } from '../actors/group-actor.js';
-import { DEFAULT_TALK, messagesNeeded, react } from '../decisions/event.decider.js';
+import { DEFAULT_TALK, messagesNeeded, react, readLateBy, type DecideContext } from '../decisions/event.decider.js';
 import type { ThreadState } from '../threads/thread-linking.js';
 import type {
   DecisionRecord,
@@ -120,6 +120,13 @@ function movesOf(effects: readonly SchedulerEffect[]): Moves {
   return moves;
 }
 
+/** Whether the turn decided `eventId` (its move carries a decision). */
+function decidedNow(eventId: string, effects: readonly SchedulerEffect[]): boolean {
+  return effects.some(
+    (effect) => effect.type === 'moved' && effect.eventId === eventId && effect.decision !== undefined,
+  );
+}
+
 /** Effects a deferrable message turn may have: its tracking, its moves, its batch, timers set, thread, actor count. */
 const DEFERRABLE_EFFECTS = new Set<SchedulerEffect['type']>([
   'tracked',
@@ -155,6 +162,8 @@ export class GroupRuntime {
   private readonly settings: SchedulerSettings;
   private readonly scores: Histogram<'decision'>;
   private readonly records: Counter<'outcome'>;
+  private readonly late: Counter;
+  private readonly realMs = (productMs: number) => this.clock.real(productMs);
 
   constructor(
     private readonly states: GroupStateStore,
@@ -183,6 +192,12 @@ export class GroupRuntime {
         'Message turns recorded in the group state instead of published at once (deferred), and how they were ' +
         "published later: inside the message's own next move event (merged) or as their own event (published)",
       labelNames: ['outcome'],
+    });
+    this.late = metrics.counter({
+      name: 'qunli_scheduler_ambient_late_total',
+      help:
+        'Ambient messages read more than QUNLI_AMBIENT_LATE_MS after they were sent and decided in that turn, ' +
+        'without a debounce wait (the scheduler was behind)',
     });
   }
 
@@ -231,13 +246,16 @@ export class GroupRuntime {
     const missed = planned ? needed.filter((id) => !planned.ids.has(id)) : [];
     if (missed.length > 0) for (const [id, m] of await this.states.heldMessages(ctx, missed)) messages.set(id, m);
     if (isMessage(event)) messages.set(event.id, event);
-    const { state, effects } = react(event, before, {
+    const decideContext: DecideContext = {
       now,
       groupId: event.groupId,
       settings: this.settings,
       attention: this.attention,
       messages,
-    });
+      realMs: this.realMs,
+    };
+    const { state, effects } = react(event, before, decideContext);
+    if (readLateBy(event, decideContext) !== undefined && decidedNow(event.id, effects)) this.late.inc();
 
     this.keepRecent(event, ctx);
     const window = () => (recent ??= this.states.recent(ctx, groupId));

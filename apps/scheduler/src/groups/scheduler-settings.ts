@@ -10,6 +10,7 @@ export function schedulerSettings(config: QunliConfig): SchedulerSettings {
     debounceQuietMs: config.QUNLI_DEBOUNCE_QUIET_MS,
     debounceMaxMs: config.QUNLI_DEBOUNCE_MAX_MS,
     debounceDirectMs: config.QUNLI_DEBOUNCE_DIRECT_MS,
+    ambientLateMs: config.QUNLI_AMBIENT_LATE_MS,
     eventDeadlineMs: config.QUNLI_EVENT_DEADLINE_MS,
     episodeTimeoutMs: config.QUNLI_EPISODE_TIMEOUT_MS,
     maxInterrupts: config.QUNLI_EPISODE_MAX_INTERRUPTS,
