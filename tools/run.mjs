@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
 import { build, staleReason } from './lib/build.mjs';
-import { UserFacingError, dim, fail, runMain, step } from './lib/console.mjs';
+import { UserFacingError, dim, fail, runMain, stepAside } from './lib/console.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const TOOL_NAME = /^[a-z][a-z0-9-]*$/;
@@ -39,8 +39,9 @@ function parseArgs(argv) {
 async function buildIfStale() {
   const reason = staleReason(ROOT);
   if (reason === undefined) return;
-  step(`building… ${dim(`(${reason})`)}`);
-  await build(ROOT);
+  // stdout is the tool's (`--json` output); the build speaks on stderr, and only when it fails.
+  stepAside(`building… ${dim(`(${reason})`)}`);
+  await build(ROOT, { quiet: true });
 }
 
 /** Exit the way the tool did: same code, or the same signal so a parent shell sees e.g. "Interrupted". */

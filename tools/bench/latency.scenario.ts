@@ -26,6 +26,12 @@ export interface LatencyOptions {
   projector?: 'inline' | 'thread';
   /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
   cpuProfDir?: string;
+  /**
+   * Time between two @s (`--spacing-ms`, 200 by default). A bot in quiet groups sees an @ after seconds or minutes
+   * of silence, when idle connections (Postgres pools, HTTP keep-alive) may have closed: a spacing longer than
+   * their idle timeouts measures that @.
+   */
+  spacingMs?: number;
 }
 
 /**
@@ -87,7 +93,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       sentAt.set(`答：${k}`, performance.now());
       postedWall.set(`答：${k}`, Date.now());
       await direct.post(groupMessage(group, 21_000 + k, `问题#${k}`, true));
-      await sleep(200);
+      await sleep(options.spacingMs ?? 200);
     }
     const backlogAfter = await schedulerBacklog(stack, keys);
     const directsSeconds = (performance.now() - directsStarted) / 1000;
@@ -108,6 +114,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
       warmupMs: options.warmupMs ?? 2000,
+      spacingMs: options.spacingMs ?? 200,
       directDebounceMs: options.directDebounceMs ?? 0,
       projector: options.projector ?? 'inline',
       p50Ms: round(percentile(sorted, 50)),

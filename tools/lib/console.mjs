@@ -24,6 +24,14 @@ export function step(message) {
   process.stdout.write(`${cyan(`[${TAG}]`)} ${message}\n`);
 }
 
+/**
+ * A step of a runner whose stdout belongs to the tool it starts (`tools/run.mjs`): written to stderr, so that
+ * `npm run bench -- … --json > out.json` holds the tool's JSON alone.
+ */
+export function stepAside(message) {
+  process.stderr.write(`${cyan(`[${TAG}]`)} ${message}\n`);
+}
+
 export function ok(message) {
   process.stdout.write(`${green(`[${TAG}]`)} ${message}\n`);
 }

@@ -31,7 +31,9 @@ import { ToolSources } from './tools/tool-sources.service.js';
 @Module({
   imports: [
     PlatformModule.forApp('cognition'),
-    PersistenceModule.forRoot(),
+    // An episode's start reads its prompt sections at once (about ten queries): after a quiet spell each would
+    // otherwise open its own connection first (ADR 0039).
+    PersistenceModule.forRoot({ keepOpen: 'pool' }),
     EventBusModule.forRoot(),
     PersonaModule,
     QueuesModule.forRoot(QueueName.Episodes),

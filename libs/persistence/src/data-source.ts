@@ -75,6 +75,21 @@ export const MIGRATIONS = [
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
 
 /**
+ * How long a pooled connection above the kept ones may idle before it is closed. pg's default, 10 s, is shorter
+ * than the silence between two @s of a quiet group: every @ would open its connections again (ADR 0039).
+ */
+export const POOL_IDLE_MS = 10 * 60_000;
+
+/**
+ * pg pool settings beyond TypeORM's: `keepOpen` connections are never closed for idling (`openDataSource` opens
+ * them at start), the rest after `POOL_IDLE_MS`; TCP keep-alive so that a NAT or firewall between the app and
+ * Postgres does not silently drop a connection kept idle.
+ */
+export function poolExtras(keepOpen: number): Record<string, unknown> {
+  return { min: keepOpen, idleTimeoutMillis: POOL_IDLE_MS, keepAlive: true };
+}
+
+/**
  * TypeORM options for qunli's Postgres. Entities and migrations are listed, never globbed, so the build output and
  * the sources behave the same. The schema only ever changes through migrations (`npm run migrate`).
  */
@@ -89,6 +104,7 @@ export function dataSourceOptions(databaseUrl: string, overrides: Partial<Postgr
     poolSize: 5,
     connectTimeoutMS: 5000,
     logging: false,
+    extra: poolExtras(0),
     ...overrides,
     synchronize: false,
     migrationsRun: false,

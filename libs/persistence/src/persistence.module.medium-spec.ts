@@ -3,11 +3,11 @@ import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { QunliError } from '@app/contracts';
 import { QunliConfig } from '@app/platform';
-import { testConfig, createTestDatabase, TEST_DATABASE_ADMIN_URL, type TestDatabase } from '@app/testing';
-import { dataSourceOptions, MIGRATIONS } from './data-source.js';
+import { testConfig, createTestDatabase, eventually, TEST_DATABASE_ADMIN_URL, type TestDatabase } from '@app/testing';
+import { dataSourceOptions, MIGRATIONS, POOL_IDLE_MS } from './data-source.js';
 
 const ALL_MIGRATIONS = MIGRATIONS.map((m) => new m().name);
-import { ensureDatabase, migrate, pendingMigrations, withDatabase } from './migrator.js';
+import { databaseNameOf, ensureDatabase, migrate, pendingMigrations, withDatabase } from './migrator.js';
 import { PersistenceModule } from './persistence.module.js';
 
 function configModule(databaseUrl: string) {
@@ -20,9 +20,9 @@ function configModule(databaseUrl: string) {
   return TestConfigModule;
 }
 
-async function startApp(databaseUrl: string) {
+async function startApp(databaseUrl: string, keepOpen?: number | 'pool') {
   const moduleRef = await Test.createTestingModule({
-    imports: [configModule(databaseUrl), PersistenceModule.forRoot()],
+    imports: [configModule(databaseUrl), PersistenceModule.forRoot(keepOpen === undefined ? {} : { keepOpen })],
   }).compile();
   return moduleRef;
 }
@@ -54,6 +54,47 @@ describe('PersistenceModule on real Postgres', () => {
     expect(await dataSource.query('SELECT count(*)::int AS n FROM event_log')).toEqual([{ n: 0 }]);
     await app.close();
     expect(dataSource.isInitialized).toBe(false);
+  });
+
+  it('opens the connections it keeps at start (pg keeps `min` however long they idle) and lets others idle 10 min', async () => {
+    const database = await createTestDatabase('persistence-warm');
+    databases.push(database);
+    const admin = new DataSource(dataSourceOptions(TEST_DATABASE_ADMIN_URL, { poolSize: 1 }));
+    await admin.initialize();
+    const connections = async () =>
+      (
+        await admin.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`,
+          [databaseNameOf(database.url)],
+        )
+      )[0]!.n;
+    try {
+      const lazy = await startApp(database.url);
+      // Without keepOpen, start needs one connection (the schema check), and an idle one is closed in time.
+      expect(await connections()).toBe(1);
+      const lazyPool = (lazy.get(DataSource).driver as unknown as { master: { options: Record<string, unknown> } })
+        .master.options;
+      expect(lazyPool).toMatchObject({ min: 0, idleTimeoutMillis: POOL_IDLE_MS, keepAlive: true });
+      await lazy.close();
+      // A closed pool's backends end a moment after their clients hang up.
+      const gone = () => eventually('the closed pool to leave Postgres', async () => (await connections()) === 0);
+      await gone();
+
+      const warm = await startApp(database.url, 3);
+      expect(await connections()).toBe(3);
+      const pool = (warm.get(DataSource).driver as unknown as { master: { options: Record<string, unknown> } }).master
+        .options;
+      expect(pool).toMatchObject({ min: 3, max: 10 });
+      await warm.close();
+      await gone();
+
+      // 'pool' keeps the whole pool (QUNLI_DB_POOL_SIZE, 10 in the test config).
+      const whole = await startApp(database.url, 'pool');
+      expect(await connections()).toBe(10);
+      await whole.close();
+    } finally {
+      await admin.destroy();
+    }
   });
 
   it('refuses to start while a migration is pending, saying what to run', async () => {

@@ -2,7 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { QunliError } from '@app/contracts';
 import { APP_NAME, QunliConfig } from '@app/platform';
-import { dataSourceOptions, type PostgresOptions } from './data-source.js';
+import { dataSourceOptions, poolExtras, type PostgresOptions } from './data-source.js';
 import { openDataSource } from './migrator.js';
 
 /**
@@ -13,7 +13,11 @@ import { openDataSource } from './migrator.js';
 @Global()
 @Module({})
 export class PersistenceModule {
-  static forRoot(): DynamicModule {
+  /**
+   * `keepOpen`: connections the app opens at start and keeps however long it idles (capped at the pool size), for
+   * an app whose first queries after a quiet spell are on a reply's path; `'pool'` keeps the whole pool.
+   */
+  static forRoot(options: { keepOpen?: number | 'pool' } = {}): DynamicModule {
     return {
       module: PersistenceModule,
       imports: [
@@ -23,6 +27,12 @@ export class PersistenceModule {
             ...dataSourceOptions(config.DATABASE_URL, {
               applicationName: `qunli-${app ?? 'app'}`,
               poolSize: config.QUNLI_DB_POOL_SIZE,
+              extra: poolExtras(
+                Math.min(
+                  config.QUNLI_DB_POOL_SIZE,
+                  options.keepOpen === 'pool' ? config.QUNLI_DB_POOL_SIZE : (options.keepOpen ?? 0),
+                ),
+              ),
             }),
             retryAttempts: 10,
             retryDelay: 3000,

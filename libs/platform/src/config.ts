@@ -186,10 +186,10 @@ export class QunliConfig {
   QUNLI_EPISODE_TIMEOUT_MS = 60_000;
 
   /**
-   * Connections an app's Postgres pool may hold (opened only as queries need them). An episode's prompt sections
-   * read about ten things at once, so a cognition process wants about that many per concurrent episode start; the
-   * other apps rarely have more than a few queries in flight. Count them against Postgres' `max_connections` across
-   * every replica.
+   * Connections an app's Postgres pool may hold. An episode's prompt sections read about ten things at once, so a
+   * cognition process wants about that many per concurrent episode start, and opens them all at start and keeps
+   * them (ADR 0039); the other apps open them as queries need them and rarely have more than a few in flight. Count
+   * them against Postgres' `max_connections` across every replica.
    */
   @IsInt()
   @Min(1)
