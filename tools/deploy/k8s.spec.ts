@@ -264,6 +264,25 @@ describe('deploy/k8s/overlays/small: Redis, PostgreSQL, Prometheus and Grafana i
     expect(decodeURIComponent(url.password)).toBe(password);
   });
 
+  it('lets PostgreSQL take every pool at the most replicas the overlay runs (cognition keeps its pool open)', () => {
+    const args = container(find(small, 'StatefulSet', 'postgres')).args ?? [];
+    const set = args.map((arg) => /^max_connections=(\d+)$/.exec(arg)?.[1]).find((n) => n !== undefined);
+    // Without the flag, the image's default.
+    const maxConnections = Number(set ?? 100);
+    const maxReplicas = (scaled: Manifest) => (scaled.spec as { maxReplicaCount: number }).maxReplicaCount;
+    let pools = 0;
+    for (const app of APPS) {
+      const deployment = find(small, 'Deployment', app);
+      const replicas =
+        app === 'cognition'
+          ? maxReplicas(find(small, 'ScaledObject', 'cognition'))
+          : ((deployment.spec as { replicas?: number }).replicas ?? 1);
+      pools += replicas * Number(effectiveSetting(small, container(deployment), 'QUNLI_DB_POOL_SIZE'));
+    }
+    // Postgres keeps 3 for superusers; the migration Job and a person's psql or `npm run why` want a few more.
+    expect(pools + 3 + 10).toBeLessThanOrEqual(maxConnections);
+  });
+
   it('ships the repository rules and Prometheus configuration to the in-cluster Prometheus', () => {
     const config = find(small, 'ConfigMap', 'prometheus-config').data as Record<string, string>;
     expect(config['qunli.rules.yml']).toBe(readFileSync(join(REPO, 'deploy/prometheus/qunli.rules.yml'), 'utf8'));
