@@ -70,7 +70,7 @@ describe('PersistenceModule on real Postgres', () => {
       )[0]!.n;
     try {
       const lazy = await startApp(database.url);
-      // Without keepOpen, start needs one connection (the schema check), and an idle one is closed in time.
+      // Without keepOpen, start opens one connection (the schema check); pg would close it after POOL_IDLE_MS.
       expect(await connections()).toBe(1);
       const lazyPool = (lazy.get(DataSource).driver as unknown as { master: { options: Record<string, unknown> } })
         .master.options;
