@@ -21,6 +21,8 @@ export class PromptContextService {
   private readonly logger = new Logger(PromptContextService.name);
   private readonly providers: PromptContextProvider[] = [];
   private readonly failures;
+  /** How long a provider may take (`PROMPT_CONTEXT_TIMEOUT_MS`; shorter in tests). */
+  timeoutMs = PROMPT_CONTEXT_TIMEOUT_MS;
 
   constructor(
     metrics: Metrics,
@@ -46,18 +48,22 @@ export class PromptContextService {
     const sections: ProvidedSections = {};
     const results = await Promise.all(
       this.providers.map(async (provider) => {
+        let timer: NodeJS.Timeout | undefined;
         try {
           const text = await Promise.race([
             provider.provide(request),
-            new Promise<never>((_, reject) =>
-              setTimeout(() => reject(new Error('timed out')), PROMPT_CONTEXT_TIMEOUT_MS).unref(),
-            ),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(() => reject(new Error('timed out')), this.timeoutMs).unref();
+            }),
           ]);
           return { section: provider.section, text };
         } catch (error) {
           this.failures.inc({ section: provider.section });
           this.logger.warn(`prompt section ${provider.section} skipped: ${(error as Error).message}`);
           return { section: provider.section, text: null };
+        } finally {
+          // Every episode asks every provider: a timer left running would hold the request until it fired.
+          clearTimeout(timer);
         }
       }),
     );
