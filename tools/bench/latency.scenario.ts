@@ -41,6 +41,8 @@ export interface LatencyOptions {
 export async function latency(options: LatencyOptions): Promise<Record<string, unknown>> {
   const llm = await LlmDouble.start({
     replyText: (body) => `答：${/问题#(\d+)/.exec(JSON.stringify(body.messages))?.[1] ?? '?'}`,
+    // A provider's front end keeps an idle connection a minute or more (Node's own server: 5 s).
+    keepAliveMs: 75_000,
   });
   const onebot = new FakeOneBot({ accessToken: BENCH_TOKEN, secret: BENCH_SECRET, selfId: BENCH_SELF_ID });
   await onebot.start();
@@ -86,6 +88,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await sleep(options.warmupMs ?? 2000);
     const keys = new Keyspace(stack.prefix, 16);
     const cpuBefore = stack.cpuMs();
+    const llmConnectionsBefore = llm.connections;
     const backlogBefore = await schedulerBacklog(stack, keys);
     const directsStarted = performance.now();
     for (let k = 0; k < options.directs; k++) {
@@ -100,6 +103,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const deadline = Date.now() + 30_000;
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     const cpuAfter = stack.cpuMs();
+    const llmConnections = llm.connections - llmConnectionsBefore;
     const urgent = await urgentWaits(stack.url('scheduler'));
     const decidedLate = await stack.counterTotal('scheduler', 'qunli_scheduler_ambient_late_total');
     const sentByThen = pacer.sent;
@@ -142,6 +146,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       // Background messages the scheduler read more than QUNLI_AMBIENT_LATE_MS after they were sent and so judged
       // without their debounce wait (ADR 0038), per background message sent until the last @ was answered.
       ambientDecidedLatePerMessage: round(decidedLate / Math.max(1, sentByThen), 3),
+      // TCP connections cognition opened to the LLM double while the @s were answered, per @ (ADR 0040): an @ that
+      // finds the last call's connection idle opens none.
+      llmConnectionsPerDirect: round(llmConnections / options.directs, 2),
       // CPU each app spent while the @s were asked and answered (background included), per @.
       cpuMsPerDirect: Object.fromEntries(
         Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),

@@ -1,5 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  type ClientOptions,
+} from 'openai';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { QunliError } from '@app/contracts';
 import type { QunliConfig } from '@app/platform';
 import {
@@ -45,6 +52,16 @@ export class OpenAiChatClient extends ChatModel {
       apiKey: config.OPENAI_API_KEY,
       timeout: config.QUNLI_LLM_TIMEOUT_MS,
       maxRetries: 0,
+      // undici's fetch with its own connection pool: Node's global fetch keeps an idle connection only 4 s, so an
+      // @ after a short pause paid a new TCP and TLS handshake before its first model call (ADR 0040).
+      fetch: undiciFetch as unknown as NonNullable<ClientOptions['fetch']>,
+      fetchOptions: {
+        dispatcher: new Agent({
+          keepAliveTimeout: config.QUNLI_LLM_KEEP_ALIVE_MS,
+          // A server's own `Keep-Alive: timeout=…` hint may lengthen it, never past this.
+          keepAliveMaxTimeout: Math.max(config.QUNLI_LLM_KEEP_ALIVE_MS, 60_000),
+        }),
+      } as ClientOptions['fetchOptions'],
     });
     this.retry = {
       maxRetries: config.QUNLI_LLM_MAX_RETRIES,

@@ -584,6 +584,17 @@ export class QunliConfig {
   @Min(1000)
   QUNLI_LLM_TIMEOUT_UTILS_MS?: number;
 
+  /**
+   * How long an idle connection to the LLM API is kept for the next call (ADR 0040). undici's own default, 4 s,
+   * closes it between most @s of a conversation, and the next one opens a new TLS connection first. Keep it below
+   * the provider's (or proxy's) own idle timeout, 30 s or more for the big ones: a call sent on a connection the
+   * server has just closed fails and is retried.
+   */
+  @IsInt()
+  @Min(1000)
+  @Max(120_000)
+  QUNLI_LLM_KEEP_ALIVE_MS = 20_000;
+
   /** Stream LLM answers, so an abort (interrupt, deadline) stops generation and billing: true or false. */
   @IsIn(['true', 'false'])
   QUNLI_LLM_STREAM: 'true' | 'false' = 'true';

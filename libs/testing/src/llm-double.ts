@@ -54,6 +54,11 @@ export interface LlmDoubleOptions {
   replyText?: (body: ChatCompletionBody) => string;
   /** Model reported by `GET /v1/models` and in answers when the request names none. */
   model?: string;
+  /**
+   * How long the server keeps an idle connection (Node's `keepAliveTimeout`, 5 s by default). Providers' front ends
+   * keep them longer (30–120 s); set this to play one.
+   */
+  keepAliveMs?: number;
 }
 
 const CUT = 40;
@@ -122,6 +127,8 @@ export class LlmDouble {
 
   private readonly server: Server;
   private readonly closing = new AbortController();
+  /** TCP connections clients opened to the double so far. */
+  connections = 0;
 
   private constructor(options: LlmDoubleOptions) {
     this.latencyMs = options.latencyMs ?? 0;
@@ -134,6 +141,8 @@ export class LlmDouble {
         res.end(JSON.stringify({ error: { message: (error as Error).message, type: 'double_error' } }));
       });
     });
+    if (options.keepAliveMs !== undefined) this.server.keepAliveTimeout = options.keepAliveMs;
+    this.server.on('connection', () => this.connections++);
   }
 
   static async start(options: LlmDoubleOptions = {}): Promise<LlmDouble> {
