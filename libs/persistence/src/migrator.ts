@@ -212,13 +212,12 @@ function keptOpen(options: PostgresOptions): number {
  * loaded two-core machine one costs 13–35 ms and ten at once about 125 ms. A connection that cannot be opened
  * (Postgres at `max_connections`) is left to the pool to open when a query needs it; start does not fail for it.
  */
-export async function warmPool(dataSource: DataSource, count: number): Promise<number> {
-  if (count === 0) return 0;
+export async function warmPool(dataSource: DataSource, count: number): Promise<void> {
+  if (count === 0) return;
   const pool = (dataSource.driver as unknown as { master?: pg.Pool & { options: { max: number } } }).master;
-  if (!pool) return 0;
+  if (!pool) return;
   // Never more than the pool holds: a connect past its size would wait for a release that never comes.
   const wanted = Math.min(count, pool.options.max);
   const opened = await Promise.allSettled(Array.from({ length: wanted }, () => pool.connect()));
   for (const outcome of opened) if (outcome.status === 'fulfilled') outcome.value.release();
-  return opened.filter((outcome) => outcome.status === 'fulfilled').length;
 }
