@@ -406,8 +406,12 @@ export class PartitionReader {
       const ids = skipped.map((s) => s.id);
       // A resting group (`idleLingerMs`) reads seldom, in large reads: it acknowledges what it skipped at once, before
       // it handles the read's wanted entries, so they never see the skipped ones pending (outbound's send-order
-      // guard looks for earlier pending entries) and no deferral is needed to share the writes.
+      // guard looks for earlier pending entries) and no deferral is needed to share the writes. The XACK is issued,
+      // not awaited: the handling's commands follow it on the same connection, so Redis runs it before any of them,
+      // and a send's way to the API does not wait a round trip for it. (Were they on another connection, the guard
+      // would at worst wait one poll for it.)
       if (this.acks && this.settings.idleLingerMs === 0) this.acks.add(this.stream, ids);
+      else if (this.settings.idleLingerMs > 0) this.ackAll(ids).catch((error: unknown) => this.fault(error));
       else await this.ackAll(ids);
       for (const { kind } of skipped) this.metrics.entries.inc({ group: this.group, kind, outcome: 'skipped' });
     }

@@ -43,7 +43,15 @@ afterAll(async () => {
 let case_ = 0;
 
 /** A reader of partition 0 for outbound's kinds; counts its reads and records the sends it handled. */
-async function outboundReader(idleLingerMs: number): Promise<{
+async function outboundReader(
+  idleLingerMs: number,
+  options: {
+    /** The reader's XACKs reach Redis at once, but their replies come back this much later. */
+    ackReplyDelayMs?: number;
+    /** Run inside the handler of each send. */
+    onSend?: (event: EventEnvelope) => Promise<void>;
+  } = {},
+): Promise<{
   keys: Keyspace;
   log: EventLog;
   reads: () => number;
@@ -64,10 +72,26 @@ async function outboundReader(idleLingerMs: number): Promise<{
       return Reflect.get(target, name, receiver) as unknown;
     },
   });
+  const delay = options.ackReplyDelayMs;
+  const commands =
+    delay === undefined
+      ? redis
+      : new Proxy(redis, {
+          get(target, name, receiver) {
+            if (name === 'xack') {
+              return async (...args: unknown[]) => {
+                const reply = await (target.xack as (...a: unknown[]) => Promise<unknown>)(...args);
+                await new Promise((resolve) => setTimeout(resolve, delay));
+                return reply;
+              };
+            }
+            return Reflect.get(target, name, receiver) as unknown;
+          },
+        });
   const wakes = new StreamWakes(redis, keys.streamWakeChannel(GROUP), () => undefined);
   await wakes.start();
   const reader = new PartitionReader(
-    redis,
+    commands,
     blocking,
     keys,
     GROUP,
@@ -76,9 +100,9 @@ async function outboundReader(idleLingerMs: number): Promise<{
     {
       mode: 'each',
       handles: (kind) => kind === EventKind.ActionSend,
-      handle: (event: EventEnvelope) => {
+      handle: async (event: EventEnvelope) => {
+        await options.onSend?.(event);
         handled.push(event.id);
-        return Promise.resolve();
       },
     },
     new BusMetrics(new Metrics('test', false)),
@@ -156,5 +180,31 @@ describe('a consumer group that rests between reads', () => {
     const action = send();
     await redis.xadd(keys.stream(0), '*', ...sealedFields(sealEnvelope(action)));
     expect(await until(() => handled.includes(action.id), 3000)).toBe(true);
+  });
+
+  it("handles a send behind skipped entries without waiting for their XACK's reply, and never sees them pending", async () => {
+    let pendingBefore: number | undefined;
+    let handledAt = 0;
+    let sendEntryId = '';
+    let stream = '';
+    const { keys, handled } = await outboundReader(10_000, {
+      ackReplyDelayMs: 1500,
+      onSend: async () => {
+        handledAt = Date.now();
+        // The send-order guard's question: is any entry before this one still pending for the group?
+        pendingBefore = (await redis.xpending(stream, GROUP, '-', `(${sendEntryId}`, 10)).length;
+      },
+    });
+    stream = keys.stream(0);
+    // All three land in one read: the chatter is skipped, the send handled.
+    await chatter(keys, '有人吗');
+    await chatter(keys, '在吗');
+    const action = send();
+    sendEntryId = (await redis.xadd(stream, '*', ...sealedFields(sealEnvelope(action))))!;
+    const appended = Date.now();
+    await redis.publish(keys.streamWakeChannel(GROUP), '0');
+    expect(await until(() => handled.includes(action.id), 3000)).toBe(true);
+    expect(handledAt - appended).toBeLessThan(1000);
+    expect(pendingBefore).toBe(0);
   });
 });

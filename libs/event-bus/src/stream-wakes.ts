@@ -25,6 +25,23 @@ export async function wakeConsumers(redis: Redis, keys: Keyspace, events: readon
 }
 
 /**
+ * The wakes of events appended by one Lua script to one partition's stream, for the script to PUBLISH itself right
+ * after its XADDs (`wakeInScript`): `channels` is the wake channels joined by newlines ('' for none), `partition`
+ * the message. A resting reader is then woken by the same round trip that appended the entry, not by a PUBLISH the
+ * writer sends once the script's reply has reached it (behind whatever else it had in flight meanwhile).
+ */
+export function scriptWakes(keys: Keyspace, partition: number, events: readonly EventEnvelope[]): [string, string] {
+  const channels = new Set<string>();
+  for (const event of events) for (const group of WAKES[event.kind] ?? []) channels.add(keys.streamWakeChannel(group));
+  return [[...channels].join('\n'), String(partition)];
+}
+
+/** Lua: publish the wakes `scriptWakes` made, passed as ARGV[c] (channels) and ARGV[c + 1] (partition). */
+export function wakeInScript(channelsArg: number): string {
+  return `for channel in string.gmatch(ARGV[${channelsArg}], '[^\\n]+') do redis.call('PUBLISH', channel, ARGV[${channelsArg + 1}]) end`;
+}
+
+/**
  * A consumer group's resting readers: a reader whose last read held nothing it handles waits here (`rest`) before it
  * reads again, until its time is up or a writer wakes its partition (`wakeConsumers`). One subscription per
  * process and group. A wake that arrives while the reader is still reading is kept, so the next rest ends at once.

@@ -1,5 +1,7 @@
-import { EventKind, makeEvent, type EpisodeControlRecord } from '@app/contracts';
+import { ConsumerGroup, EventKind, makeEvent, type EpisodeControlRecord } from '@app/contracts';
+import type { Redis } from 'ioredis';
 import { SEAL_FIELD, sealHolds } from '@app/event-bus';
+import { REDIS } from '@app/platform';
 import { CognitionHarness, GROUP } from '../../../../test/cognition/cognition.harness.js';
 import type { EpisodeState } from './episode-state.js';
 import { EpisodeStateStore } from './episode-state.store.js';
@@ -142,5 +144,47 @@ describe('EpisodeStateStore', () => {
     expect(fields).toContain(SEAL_FIELD);
     expect(sealHolds(field('e')!, field(SEAL_FIELD))).toBe(true);
     expect(sealHolds(field('e')!.replace(id, `${id}x`), field(SEAL_FIELD))).toBe(false);
+  });
+
+  it('wakes outbound from the commit that appends a send, before its reply is back; other commits wake no one', async () => {
+    const subscriber = h.redis.duplicate();
+    const wakes: string[] = [];
+    subscriber.on('message', (channel: string, message: string) => wakes.push(`${channel}|${message}`));
+    await subscriber.subscribe(h.keys.streamWakeChannel(ConsumerGroup.Outbound));
+    try {
+      const id = nextId();
+      await store.commit(stateOf(id), 0, [], { acts: false, final: false });
+      const send = makeEvent({
+        kind: EventKind.ActionSend,
+        groupId: GROUP,
+        source: 'cognition',
+        payload: {
+          actionId: `act_${id}_0`,
+          episodeId: id,
+          triggerEventId: 'trigger-1',
+          targetType: 'group',
+          targetId: GROUP,
+          text: '好的',
+        },
+      });
+      // The script publishes the wake itself: the store sends no PUBLISH of its own after the reply.
+      const redis = h.app.get<Redis>(REDIS);
+      const publish = redis.publish.bind(redis);
+      let published = 0;
+      redis.publish = (...args: Parameters<Redis['publish']>) => {
+        published++;
+        return publish(...args);
+      };
+      try {
+        await store.commit(stateOf(id), 1, [send], { acts: true, final: true });
+      } finally {
+        redis.publish = publish;
+      }
+      await subscriber.ping();
+      expect(wakes).toEqual([`${h.keys.streamWakeChannel(ConsumerGroup.Outbound)}|${partition()}`]);
+      expect(published).toBe(0);
+    } finally {
+      subscriber.disconnect();
+    }
   });
 });

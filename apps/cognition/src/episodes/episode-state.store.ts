@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog, SEAL_FIELD, wakeConsumers } from '@app/event-bus';
+import { EventLog, SEAL_FIELD, scriptWakes, wakeInScript } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -12,8 +12,9 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 // ARGV: expected rev, state JSON, ttl, acts ('1': refuse when the episode was stopped), final ('1': set done),
 //       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
 //       replies covered), yield seq (non-empty: refuse when the control record's newest command is an interrupt
-//       with a greater seq, and return the record), then kind/envelope/seal triples (the seal, ADR 0022, spares every
-//       reader class-validator: the envelopes were validated here).
+//       with a greater seq, and return the record), the wakes of the events (`scriptWakes`: channels, partition),
+//       then kind/envelope/seal triples (the seal, ADR 0022, spares every reader class-validator: the envelopes were
+//       validated here).
 // Returns {1, newRev, control} committed (control: the control record as it was at the commit, or nil),
 // {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped, {-2, rev, control} yielded to an
 // interrupt (nothing written).
@@ -31,7 +32,8 @@ if ARGV[7] ~= '' and record and record.stopped ~= true and type(record.latest) =
   and record.latest.command == 'interrupt' and tonumber(record.seq) and tonumber(record.seq) > tonumber(ARGV[7]) then
   return {-2, rev, control}
 end
-for i = 8, #ARGV, 3 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1], '${SEAL_FIELD}', ARGV[i + 2]) end
+for i = 10, #ARGV, 3 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1], '${SEAL_FIELD}', ARGV[i + 2]) end
+${wakeInScript(8)}
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], '1', 'EX', ARGV[3]) end
@@ -133,6 +135,8 @@ export class EpisodeStateStore {
       options.final ? '1' : '0',
       events.some((e) => e.kind === EventKind.ActionSend) ? JSON.stringify(state.answered ?? []) : '',
       options.yieldAfterSeq !== undefined ? options.yieldAfterSeq : '',
+      // Outbound rests between reads while the log holds nothing for it: the commit that appends a send wakes it.
+      ...scriptWakes(this.keys, p, events),
     ];
     for (const entry of sealed) args.push(entry.kind, entry.json, entry.seal);
     const [status, rev, control] = await (
@@ -148,8 +152,6 @@ export class EpisodeStateStore {
       ...args,
     );
     if (status === 1) {
-      // Outbound rests between reads while the log holds nothing for it: a send wakes it (a lost wake costs latency).
-      void wakeConsumers(this.redis, this.keys, events).catch(() => undefined);
       return { kind: 'committed', rev, control: control ?? null };
     }
     if (status === -1) return { kind: 'stopped' };

@@ -3,11 +3,12 @@ import type { Redis } from 'ioredis';
 import { Keyspace } from '@app/contracts';
 import { Clock, QunliConfig, REDIS } from '@app/platform';
 import { SendMetrics, type WaitReason } from './send.metrics.js';
-import { globalBucket, groupBucket, TAKE_TOKEN, typingDelayMs, type Bucket } from './send-pacing.rules.js';
+import { GIVE_TOKEN, globalBucket, groupBucket, TAKE_TOKEN, typingDelayMs, type Bucket } from './send-pacing.rules.js';
 import type { OutboxAddress } from './outbox.store.js';
 
 type PacerRedis = Redis & {
   qunliTakeToken(key: string, now: number, rate: number, capacity: number, ttlMs: number): Promise<number>;
+  qunliGiveToken(key: string, capacity: number): Promise<number>;
 };
 
 /** Longest single wait before the bucket is asked again (so a changed clock or config is noticed). */
@@ -33,6 +34,7 @@ export class SendPacer {
   ) {
     this.redis = redis as PacerRedis;
     redis.defineCommand('qunliTakeToken', { numberOfKeys: 1, lua: TAKE_TOKEN });
+    redis.defineCommand('qunliGiveToken', { numberOfKeys: 1, lua: GIVE_TOKEN });
     this.group = groupBucket(config.QUNLI_SEND_GROUP_PER_MINUTE, config.QUNLI_SEND_GROUP_BURST);
     this.global = globalBucket(config.QUNLI_SEND_GLOBAL_PER_SECOND);
   }
@@ -44,8 +46,20 @@ export class SendPacer {
   async beforeSend(address: OutboxAddress, text: string, cooldownLeftMs?: number): Promise<void> {
     if (cooldownLeftMs === undefined) await this.cooldownOver(address);
     else await this.waitCooldown(cooldownLeftMs);
-    await this.token(this.keys.sendBudget(address.partition, address.conversation), this.group, 'group_budget');
-    await this.token(this.keys.sendRate, this.global, 'global_rate');
+    // Both buckets are asked in one round trip. The conversation's comes first: when it has no token, the
+    // deployment's token just taken goes back (other conversations may use it meanwhile) and is asked again after.
+    const groupKey = this.keys.sendBudget(address.partition, address.conversation);
+    const [groupWait, globalWait] = await Promise.all([
+      this.take(groupKey, this.group),
+      this.take(this.keys.sendRate, this.global),
+    ]);
+    if (groupWait > 0) {
+      if (globalWait <= 0) await this.redis.qunliGiveToken(this.keys.sendRate, this.global.capacity);
+      await this.token(groupKey, this.group, 'group_budget', groupWait);
+      await this.token(this.keys.sendRate, this.global, 'global_rate');
+    } else if (globalWait > 0) {
+      await this.token(this.keys.sendRate, this.global, 'global_rate', globalWait);
+    }
     const typing = typingDelayMs(text, this.config.QUNLI_SEND_TYPING_CHARS_PER_SECOND);
     if (typing > 0) await this.wait('typing', typing);
   }
@@ -78,12 +92,16 @@ export class SendPacer {
     if (realMs > 0) await this.wait('cooldown', this.clock.product(realMs));
   }
 
-  private async token(key: string, bucket: Bucket, reason: WaitReason): Promise<void> {
+  /** Take a token of `bucket`: 0 when taken, otherwise the product ms until there is one (nothing taken). */
+  private take(key: string, bucket: Bucket): Promise<number> {
     const ttl = this.clock.ttlMs(Math.ceil(bucket.capacity / bucket.ratePerMs) + 60_000);
-    for (;;) {
-      const waitMs = await this.redis.qunliTakeToken(key, this.clock.nowMs(), bucket.ratePerMs, bucket.capacity, ttl);
-      if (waitMs <= 0) return;
-      await this.wait(reason, Math.min(waitMs, this.clock.product(MAX_SLICE_MS)));
+    return this.redis.qunliTakeToken(key, this.clock.nowMs(), bucket.ratePerMs, bucket.capacity, ttl);
+  }
+
+  /** Wait until a token of `bucket` is taken; `waitMs`: what a `take` just answered (asked here when absent). */
+  private async token(key: string, bucket: Bucket, reason: WaitReason, waitMs?: number): Promise<void> {
+    for (let wait = waitMs ?? (await this.take(key, bucket)); wait > 0; wait = await this.take(key, bucket)) {
+      await this.wait(reason, Math.min(wait, this.clock.product(MAX_SLICE_MS)));
     }
   }
 

@@ -45,3 +45,14 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(math.max(
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return math.ceil((1 - tokens) / rate)
 `;
+
+/**
+ * Give back a token `TAKE_TOKEN` took and did not use (capped at the capacity). ARGV: capacity. A bucket that has
+ * expired meanwhile is full anyway: nothing to give back to.
+ */
+export const GIVE_TOKEN = `
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens == nil then return 0 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(math.min(tonumber(ARGV[1]), tokens + 1)))
+return 1
+`;
