@@ -19,7 +19,7 @@ import type { ActionDone, LedgerError, PartEntry, ReplyPlan, UnsureCause } from 
 import { SendLedger, type LedgerHead, type Stored } from './send-ledger.repository.js';
 import { SendMetrics } from './send.metrics.js';
 import { SendOutcomeEvents } from './send-outcome.events.js';
-import { SendPacer } from './send-pacer.js';
+import { SendPacer, type TokensAhead } from './send-pacer.js';
 import { backoffMs, stepFor, verdictFor, whenUnverifiable } from './send.policy.js';
 import { findDelivered } from './verification.rules.js';
 
@@ -53,8 +53,11 @@ export interface FirstLook {
   recalled: boolean;
 }
 
-/** Whether the trigger was recalled and the real ms left of the conversation's cooldown, read together. */
-type Preflight = Promise<[recalled: boolean, cooldownLeftMs: number]>;
+/**
+ * Whether the trigger was recalled and the real ms left of the conversation's cooldown, read together; for a
+ * fresh plan's first part also the token buckets' answer (`SendPacer.takeAhead`), asked in the same round trip.
+ */
+type Preflight = Promise<[recalled: boolean, cooldownLeftMs: number, tokens?: TokensAhead]>;
 
 /** How the first attempt at a part may start without reading first. */
 interface PartStart {
@@ -181,11 +184,13 @@ export class ReplyDelivery {
       undefined,
       plan,
     );
-    // Issued behind the write, so read after it, as if after it returned; unused if the write loses.
-    const preflight = this.preflight(d);
+    // Issued behind the write, so read after it, as if after it returned; unused if the write loses. The tokens
+    // are taken with them: a reply that is not sent after all gives them back.
+    const preflight = this.preflight(d, true);
     preflight.catch(() => undefined);
     const written = await writing;
     if (written) return { plan: written, fresh: true, preflight };
+    await this.unusedTokens(d, preflight);
     // Someone planned it in between (a takeover): theirs is the plan.
     const theirs = await this.ledger.plan(d.address.partition, action.actionId);
     return theirs && { plan: theirs, fresh: false };
@@ -299,9 +304,12 @@ export class ReplyDelivery {
         return verdict;
       }
 
-      const [recalled, cooldownLeftMs] = await (preflight ?? this.preflight(d));
-      if (recalled) return this.drop(d, plan, index);
-      await this.pacer.beforeSend(d.address, text, cooldownLeftMs);
+      const [recalled, cooldownLeftMs, tokens] = await (preflight ?? this.preflight(d));
+      if (recalled) {
+        await this.unusedTokens(d, preflight);
+        return this.drop(d, plan, index);
+      }
+      await this.pacer.beforeSend(d.address, text, cooldownLeftMs, tokens);
 
       const sending: PartEntry = { state: 'sending', attempts: step.attempt, calledAt: Date.now(), at: this.now() };
       const claimed = await this.claimUnlessRecalled(d, field, stored, sending);
@@ -622,9 +630,22 @@ export class ReplyDelivery {
     return score !== null;
   }
 
-  /** The checks before pacing, as one round trip: is the trigger recalled, how long is the cooldown. */
-  private preflight(d: Delivery): Preflight {
-    return Promise.all([this.recalledTrigger(d.item), this.pacer.cooldownLeft(d.address)]);
+  /**
+   * The checks before pacing, as one round trip: is the trigger recalled, how long is the cooldown, and (`tokens`)
+   * the token buckets' answer, so that a send that may go at once asks nothing more before its claim.
+   */
+  private preflight(d: Delivery, tokens = false): Preflight {
+    return Promise.all([
+      this.recalledTrigger(d.item),
+      this.pacer.cooldownLeft(d.address),
+      tokens ? this.pacer.takeAhead(d.address) : undefined,
+    ]);
+  }
+
+  /** A preflight's tokens that no send will use go back to their buckets (best effort: a lost one refills). */
+  private async unusedTokens(d: Delivery, preflight: Preflight | undefined): Promise<void> {
+    const tokens = await preflight?.then(([, , ahead]) => ahead).catch(() => undefined);
+    if (tokens) await this.pacer.giveBack(d.address, tokens).catch(() => undefined);
   }
 
   /**

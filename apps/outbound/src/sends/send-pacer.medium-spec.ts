@@ -84,4 +84,18 @@ describe('SendPacer', () => {
     // Refilled to its capacity of 2 while the conversation waited, less the one the send then took.
     expect(await tokensOf(keys.sendRate)).toBeLessThan(2);
   });
+
+  it('gives tokens asked for ahead back for the length of a cooldown, and takes them after it', async () => {
+    const p = pacer({ QUNLI_SEND_GROUP_BURST: 2, QUNLI_SEND_GROUP_PER_MINUTE: 6, QUNLI_SEND_GLOBAL_PER_SECOND: 2 });
+    const address = { partition: 3, conversation: 'g3' };
+    await redis.del(keys.sendRate);
+    const ahead = await p.takeAhead(address);
+    expect(ahead).toEqual({ group: 0, global: 0 });
+    expect(await tokensOf(keys.sendBudget(3, 'g3'))).toBe(1);
+    const sending = p.beforeSend(address, '冷却之后', 400, ahead);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await tokensOf(keys.sendBudget(3, 'g3'))).toBe(2);
+    await sending;
+    expect(await tokensOf(keys.sendBudget(3, 'g3'))).toBeCloseTo(1, 1);
+  });
 });

@@ -11,6 +11,12 @@ type PacerRedis = Redis & {
   qunliGiveToken(key: string, capacity: number): Promise<number>;
 };
 
+/** What both buckets answered a take: 0 a token was taken, otherwise the product ms until one (none taken). */
+export interface TokensAhead {
+  group: number;
+  global: number;
+}
+
 /** Longest single wait before the bucket is asked again (so a changed clock or config is noticed). */
 const MAX_SLICE_MS = 5_000;
 
@@ -40,25 +46,47 @@ export class SendPacer {
   }
 
   /**
-   * Wait for everything that paces a send of `text` to `address`. `cooldownLeftMs`: what `cooldownLeft` just
-   * returned, when the caller read it together with something else; otherwise it is read here.
+   * Ask the conversation's token bucket and the deployment's now, in one round trip that can carry the caller's
+   * other commands of this tick. Hand the answer to `beforeSend`, or to `giveBack` when the send will not happen.
    */
-  async beforeSend(address: OutboxAddress, text: string, cooldownLeftMs?: number): Promise<void> {
-    if (cooldownLeftMs === undefined) await this.cooldownOver(address);
-    else await this.waitCooldown(cooldownLeftMs);
-    // Both buckets are asked in one round trip. The conversation's comes first: when it has no token, the
-    // deployment's token just taken goes back (other conversations may use it meanwhile) and is asked again after.
-    const groupKey = this.keys.sendBudget(address.partition, address.conversation);
-    const [groupWait, globalWait] = await Promise.all([
-      this.take(groupKey, this.group),
+  async takeAhead(address: OutboxAddress): Promise<TokensAhead> {
+    const [group, global] = await Promise.all([
+      this.take(this.groupKey(address), this.group),
       this.take(this.keys.sendRate, this.global),
     ]);
-    if (groupWait > 0) {
-      if (globalWait <= 0) await this.redis.qunliGiveToken(this.keys.sendRate, this.global.capacity);
-      await this.token(groupKey, this.group, 'group_budget', groupWait);
+    return { group, global };
+  }
+
+  /** Return the tokens `takeAhead` took for a send that will not use them. */
+  async giveBack(address: OutboxAddress, ahead: TokensAhead): Promise<void> {
+    await Promise.all([
+      ahead.group <= 0 ? this.redis.qunliGiveToken(this.groupKey(address), this.group.capacity) : undefined,
+      ahead.global <= 0 ? this.redis.qunliGiveToken(this.keys.sendRate, this.global.capacity) : undefined,
+    ]);
+  }
+
+  /**
+   * Wait for everything that paces a send of `text` to `address`. `cooldownLeftMs`: what `cooldownLeft` just
+   * returned, when the caller read it together with something else; otherwise it is read here. `ahead`: what
+   * `takeAhead` answered, issued with those reads; otherwise both buckets are asked here (one round trip).
+   */
+  async beforeSend(address: OutboxAddress, text: string, cooldownLeftMs?: number, ahead?: TokensAhead): Promise<void> {
+    const cooldown = cooldownLeftMs ?? (await this.cooldownLeft(address));
+    if (cooldown > 0) {
+      // Taken before the cooldown was known: the tokens go back for its length and are asked for after it.
+      if (ahead) await this.giveBack(address, ahead);
+      ahead = undefined;
+      await this.waitCooldown(cooldown);
+    }
+    const { group, global } = ahead ?? (await this.takeAhead(address));
+    // The conversation's bucket comes first: when it has no token, the deployment's token just taken goes back
+    // (other conversations may send with it meanwhile) and is asked for again once the conversation has one.
+    if (group > 0) {
+      if (global <= 0) await this.redis.qunliGiveToken(this.keys.sendRate, this.global.capacity);
+      await this.token(this.groupKey(address), this.group, 'group_budget', group);
       await this.token(this.keys.sendRate, this.global, 'global_rate');
-    } else if (globalWait > 0) {
-      await this.token(this.keys.sendRate, this.global, 'global_rate', globalWait);
+    } else if (global > 0) {
+      await this.token(this.keys.sendRate, this.global, 'global_rate', global);
     }
     const typing = typingDelayMs(text, this.config.QUNLI_SEND_TYPING_CHARS_PER_SECOND);
     if (typing > 0) await this.wait('typing', typing);
@@ -90,6 +118,10 @@ export class SendPacer {
 
   private async waitCooldown(realMs: number): Promise<void> {
     if (realMs > 0) await this.wait('cooldown', this.clock.product(realMs));
+  }
+
+  private groupKey(address: OutboxAddress): string {
+    return this.keys.sendBudget(address.partition, address.conversation);
   }
 
   /** Take a token of `bucket`: 0 when taken, otherwise the product ms until there is one (nothing taken). */
