@@ -81,7 +81,8 @@ async function outboundReader(
             if (name === 'xack') {
               return async (...args: unknown[]) => {
                 const reply = await (target.xack as (...a: unknown[]) => Promise<unknown>)(...args);
-                await new Promise((resolve) => setTimeout(resolve, delay));
+                // Unref: an acknowledgement still held back when the suite ends must not keep the process up.
+                await new Promise((resolve) => setTimeout(resolve, delay).unref());
                 return reply;
               };
             }
