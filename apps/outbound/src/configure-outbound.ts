@@ -9,7 +9,12 @@ import { connectStreamConsumer } from '@app/event-bus';
  */
 export const OUTBOUND_IDLE_READ_MS = 250;
 
-/** Connects outbound's stream consumer to the app. Called by `main.ts` and by the wiring test. */
+/**
+ * Connects outbound's stream consumer to the app. Called by `main.ts` and by the wiring test. Its handlers are
+ * idempotent (ADR 0041): a send's enqueue is keyed by its action, and a duplicate of one already delivered finds
+ * its ledger's `done` marker and sends nothing; a recall only stages commands. So the reader skips its inbox
+ * lookup, a round trip on every send's way out.
+ */
 export function configureOutbound(app: INestApplication): void {
-  connectStreamConsumer(app, ConsumerGroup.Outbound, { idleLingerMs: OUTBOUND_IDLE_READ_MS });
+  connectStreamConsumer(app, ConsumerGroup.Outbound, { idleLingerMs: OUTBOUND_IDLE_READ_MS, idempotent: true });
 }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import {
   actionIdFor,
+  ConsumerGroup,
   episodeIdFor,
   EventKind,
   Keyspace,
@@ -189,6 +190,29 @@ describe('outbound (real Redis + Postgres, NapCat-like peer over HTTP)', () => {
     // The sent-ids store knows them, for ingress to recognise a quote of the bot.
     const member = sentMessageMember('30001', String(fake.sentMessages[1]!.messageId));
     expect(await redis.zscore(keys.sentMessages(keys.partitionOf('30001')), member)).not.toBeNull();
+  }, 30_000);
+
+  it('sends an action.send appended twice once, whether the copy comes while it is queued or after it went out', async () => {
+    await start();
+    const queued = action('30095', '只发一次');
+    await log.append(queued);
+    await log.append(queued);
+    await until('the reply', () => (sentTo('30095').length > 0 ? true : undefined));
+    const late = action('30096', '也只发一次');
+    await log.append(late);
+    await until('the second reply', () => (sentTo('30096').length > 0 ? true : undefined));
+    // Its copy comes once it was delivered and left the outbox: the ledger's `done` marker holds it.
+    await log.append(late);
+    await until('the copy handled', async () => {
+      const pending = (await redis.xpending(keys.stream(keys.partitionOf('30096')), ConsumerGroup.Outbound)) as [
+        number,
+      ];
+      return pending[0] === 0 && (await events('30096', EventKind.ActionSend)).length === 2 ? true : undefined;
+    });
+    await sleep(500);
+    expect(sentTo('30095')).toEqual(['只发一次']);
+    expect(sentTo('30096')).toEqual(['也只发一次']);
+    expect(await events('30096', EventKind.MessageSent)).toHaveLength(1);
   }, 30_000);
 
   it('sends a sticker (cognition’s send_emoji) as its image segment, whole, with its readable text in the log', async () => {

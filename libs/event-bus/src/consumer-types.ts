@@ -65,4 +65,12 @@ export interface ConsumerOptions {
    * what it started on `ctx.prefetched`, and never throw or leave a rejection unhandled.
    */
   prefetch?: (event: EventEnvelope, ctx: StreamContext) => void;
+  /**
+   * The handlers' direct effects (what they do themselves, not what they stage on the context) come out the same
+   * when an event is handled twice. The reader then skips its inbox lookup before each handler — one round trip
+   * less per event — and a duplicate's handler runs again; its staged commands and published events are still
+   * applied once, by the commit's own inbox check. For handlers such as outbound's enqueue of a send, whose durable
+   * effect is keyed by the event itself. Default false.
+   */
+  idempotent?: boolean;
 }

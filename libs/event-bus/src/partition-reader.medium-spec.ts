@@ -132,6 +132,64 @@ describe('PartitionReader', () => {
     }
   });
 
+  it('idempotent: looks nothing up before its handler; an event appended twice is handled twice, its staged effects applied once', async () => {
+    const keys = new Keyspace(`${prefix}:idempotent`, 2);
+    const stream = keys.stream(0);
+    const counter = `${stream}:staged`;
+    const metrics = new Metrics('test', false);
+    let lookups = 0;
+    const commands = new Proxy(redis, {
+      get(target, name, receiver) {
+        if (name === 'zscore') {
+          return (...args: unknown[]) => {
+            lookups++;
+            return (target.zscore as (...a: unknown[]) => Promise<unknown>)(...args);
+          };
+        }
+        return Reflect.get(target, name, receiver) as unknown;
+      },
+    });
+    let handled = 0;
+    const blocking = redis.duplicate();
+    const reader = readerOn(
+      commands,
+      blocking,
+      keys,
+      'idempotent-test',
+      TEST_READER_SETTINGS,
+      {
+        mode: 'each',
+        idempotent: true,
+        handles: () => true,
+        handle: (_event, ctx) => {
+          handled++;
+          ctx.stage('INCR', [counter]);
+          return Promise.resolve();
+        },
+      },
+      new BusMetrics(metrics),
+    );
+    // One event, appended twice (a writer that retried an append it thought lost).
+    const fields = observedEntry('300020', '重复的一条');
+    await redis.xadd(stream, '*', ...fields);
+    await redis.xadd(stream, '*', ...fields);
+    await reader.start();
+    try {
+      await waitFor(() => handled === 2);
+      // The second handler's commit lands just after it returns.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(lookups).toBe(0);
+      expect(await redis.get(counter)).toBe('1');
+      expect(await redis.xpending(stream, 'idempotent-test')).toEqual([0, null, null, null]);
+      const entries = (await metrics.registry.getSingleMetric('qunli_stream_entries_total')!.get()).values;
+      const outcome = (o: string) => entries.find((v) => v.labels['outcome'] === o)?.value ?? 0;
+      expect([outcome('handled'), outcome('duplicate')]).toEqual([1, 1]);
+    } finally {
+      await reader.stop();
+      blocking.disconnect();
+    }
+  });
+
   it('in batch mode, handles entries of its own that a lost read left pending while it read on past them', async () => {
     const keys = new Keyspace(prefix, 2);
     const stream = keys.stream(0);

@@ -31,6 +31,8 @@ export type Dispatch =
       handles(kind: string): boolean;
       handle(event: EventEnvelope, ctx: StreamContext): Promise<void>;
       prefetch?(event: EventEnvelope, ctx: StreamContext): void;
+      /** `ConsumerOptions.idempotent`: no inbox lookup before the handler. */
+      idempotent?: boolean;
     }
   | { mode: 'batch'; handler: BatchHandler };
 
@@ -456,16 +458,21 @@ export class PartitionReader {
       }
       const deliveries = entry.deliveries + held.attempts;
       const ctx = new StreamContext(this.group, this.partition, entry.id, deliveries, this.keys);
-      const duplicate = this.redis.zscore(this.inbox, event.id);
+      const duplicate = dispatch.idempotent ? undefined : this.redis.zscore(this.inbox, event.id);
       // Reads the handler will need, in the same write as the inbox lookup.
       dispatch.prefetch?.(event, ctx);
-      if ((await duplicate) !== null) {
+      if (duplicate && (await duplicate) !== null) {
         await this.redis.xack(this.stream, this.group, entry.id);
         this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'duplicate' });
         return { done: true };
       }
       await dispatch.handle(event, ctx);
       await this.commit(entry, event, ctx);
+      if (!ctx.applied && dispatch.idempotent) {
+        // The commit found it in the inbox: a duplicate whose handler ran again, its staged effects not applied.
+        this.metrics.entries.inc({ group: this.group, kind: event.kind, outcome: 'duplicate' });
+        return { done: true };
+      }
       await ctx.runAfterCommit((error) =>
         this.log.error('after-commit task failed', { group: this.group, entryId: entry.id, error: describe(error) }),
       );

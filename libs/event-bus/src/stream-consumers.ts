@@ -71,6 +71,7 @@ export class StreamConsumers {
         handles: (kind) => server.handles(kind),
         handle: (event, ctx) => server.dispatch(event, ctx),
         ...(options.prefetch ? { prefetch: options.prefetch } : {}),
+        ...(options.idempotent ? { idempotent: true } : {}),
       }),
     );
   }
