@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, PRIORITY } from '@app/contracts';
 import { Metrics } from '@app/platform';
-import { deleteKeys, heapAfterGc, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, heapAfterGc, interceptCommand, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { BusMetrics } from './bus-metrics.js';
 import type { BatchEntry } from './consumer-types.js';
 import { sealedFields, sealEnvelope } from './entry-seal.js';
@@ -138,16 +138,9 @@ describe('PartitionReader', () => {
     const counter = `${stream}:staged`;
     const metrics = new Metrics('test', false);
     let lookups = 0;
-    const commands = new Proxy(redis, {
-      get(target, name, receiver) {
-        if (name === 'zscore') {
-          return (...args: unknown[]) => {
-            lookups++;
-            return (target.zscore as (...a: unknown[]) => Promise<unknown>)(...args);
-          };
-        }
-        return Reflect.get(target, name, receiver) as unknown;
-      },
+    const commands = interceptCommand(redis, 'zscore', (zscore, args) => {
+      lookups++;
+      return zscore(...args);
     });
     let handled = 0;
     const blocking = redis.duplicate();
@@ -343,14 +336,9 @@ describe('PartitionReader', () => {
       },
     } as unknown as Redis;
     // The janitor's XPENDING goes through `call`; everything else reaches the real connection.
-    const commands = new Proxy(redis, {
-      get(target, property, receiver) {
-        if (property !== 'call') return Reflect.get(target, property, receiver) as unknown;
-        return (...args: unknown[]) => {
-          if (args[0] === 'XPENDING') counts.sweeps++;
-          return (target.call as (...a: unknown[]) => Promise<unknown>)(...args);
-        };
-      },
+    const commands = interceptCommand(redis, 'call', (call, args) => {
+      if (args[0] === 'XPENDING') counts.sweeps++;
+      return call(...args);
     });
     const seen: number[] = [];
     // The deployment's settings: `QUNLI_CLAIM_IDLE_MS` of 60 s and the default block.

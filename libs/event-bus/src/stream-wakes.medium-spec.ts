@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ConsumerGroup, EventKind, Keyspace, makeEvent, type EventEnvelope } from '@app/contracts';
 import { Metrics } from '@app/platform';
-import { deleteKeys, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
+import { deleteKeys, interceptCommand, sampleMessage, testRedis, uniquePrefix } from '@app/testing';
 import { BusMetrics } from './bus-metrics.js';
 import { sealedFields, sealEnvelope } from './entry-seal.js';
 import { EventLog } from './event-log.js';
@@ -61,33 +61,19 @@ async function outboundReader(
   const handled: string[] = [];
   let reads = 0;
   const real = redis.duplicate();
-  const blocking = new Proxy(real, {
-    get(target, name, receiver) {
-      if (name === 'xreadgroup') {
-        return (...args: unknown[]) => {
-          reads++;
-          return (target.xreadgroup as (...a: unknown[]) => Promise<unknown>)(...args);
-        };
-      }
-      return Reflect.get(target, name, receiver) as unknown;
-    },
+  const blocking = interceptCommand(real, 'xreadgroup', (xreadgroup, args) => {
+    reads++;
+    return xreadgroup(...args);
   });
   const delay = options.ackReplyDelayMs;
   const commands =
     delay === undefined
       ? redis
-      : new Proxy(redis, {
-          get(target, name, receiver) {
-            if (name === 'xack') {
-              return async (...args: unknown[]) => {
-                const reply = await (target.xack as (...a: unknown[]) => Promise<unknown>)(...args);
-                // Unref: an acknowledgement still held back when the suite ends must not keep the process up.
-                await new Promise((resolve) => setTimeout(resolve, delay).unref());
-                return reply;
-              };
-            }
-            return Reflect.get(target, name, receiver) as unknown;
-          },
+      : interceptCommand(redis, 'xack', async (xack, args) => {
+          const reply = await xack(...args);
+          // Unref: an acknowledgement still held back when the suite ends must not keep the process up.
+          await new Promise((resolve) => setTimeout(resolve, delay).unref());
+          return reply;
         });
   const wakes = new StreamWakes(redis, keys.streamWakeChannel(GROUP), () => undefined);
   await wakes.start();

@@ -37,3 +37,22 @@ export async function deleteKeys(redis: Redis, prefix: string): Promise<number> 
 export function testRedis(): Redis {
   return createRedis(TEST_REDIS_URL, 'qunli-test', { maxRetriesPerRequest: 3, enableAutoPipelining: false });
 }
+
+/**
+ * `redis` with one command replaced: `around` runs in its place with the original (bound to the connection) and
+ * the arguments; every other property is the connection's own. For tests that count a command the code under
+ * test sends, or hold back its reply.
+ */
+export function interceptCommand(
+  redis: Redis,
+  command: string,
+  around: (original: (...args: unknown[]) => Promise<unknown>, args: unknown[]) => Promise<unknown>,
+): Redis {
+  return new Proxy(redis, {
+    get(target, name, receiver) {
+      if (name !== command) return Reflect.get(target, name, receiver) as unknown;
+      const original = (Reflect.get(target, name, receiver) as (...a: unknown[]) => Promise<unknown>).bind(target);
+      return (...args: unknown[]) => around(original, args);
+    },
+  });
+}
