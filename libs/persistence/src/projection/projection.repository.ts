@@ -4,6 +4,7 @@ import type { EventEnvelope } from '@app/contracts';
 import type { BatchEntry } from '@app/event-bus';
 import { READ_MODEL_ENTITIES } from '../data-source.js';
 import { quoteIdent } from '../migrator.js';
+import { arrayParameter } from './pg-array.js';
 import {
   foldEvents,
   READ_MODEL_RULES,
@@ -160,7 +161,11 @@ export class ProjectionRepository {
     const triggers: FoldContext['triggers'] = new Map(
       needed.length === 0
         ? []
-        : (await manager.query<{ id: string; seq: string; self_id: string | null }[]>(TRIGGERS, [needed]))
+        : (
+            await manager.query<{ id: string; seq: string; self_id: string | null }[]>(TRIGGERS, [
+              arrayParameter(needed),
+            ])
+          )
             .filter((row) => row.self_id !== null)
             .map((row) => [row.id, { selfId: row.self_id!, seq: Number(row.seq) }]),
     );
@@ -174,12 +179,14 @@ export class ProjectionRepository {
     keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const chunk of chunks(keyed, CHUNK_ROWS)) {
       const params = statement.columns.map(({ property, jsonb }) =>
-        chunk.map(([, row]) => {
-          const value = row[property];
-          if (value === undefined || value === null) return null;
-          if (jsonb) return JSON.stringify(value);
-          return value instanceof Date ? value.toISOString() : value;
-        }),
+        arrayParameter(
+          chunk.map(([, row]) => {
+            const value = row[property];
+            if (value === undefined || value === null) return null;
+            if (jsonb) return JSON.stringify(value);
+            return value instanceof Date ? value.toISOString() : value;
+          }),
+        ),
       );
       await manager.query(statement.sql, params);
     }
@@ -261,11 +268,11 @@ export class ProjectionRepository {
     const rows = [...byPartition].sort(([a], [b]) => a - b);
     await manager.query(CHECKPOINT, [
       projector,
-      rows.map(([partition]) => partition),
-      rows.map(([, p]) => p.last.entryId),
-      rows.map(([, p]) => p.last.event.id),
-      rows.map(([, p]) => p.counted.size),
-      rows.map(([, p]) => p.newest),
+      arrayParameter(rows.map(([partition]) => partition)),
+      arrayParameter(rows.map(([, p]) => p.last.entryId)),
+      arrayParameter(rows.map(([, p]) => p.last.event.id)),
+      arrayParameter(rows.map(([, p]) => p.counted.size)),
+      arrayParameter(rows.map(([, p]) => p.newest)),
     ]);
   }
 }
