@@ -10,6 +10,7 @@ import { fairness } from './fairness.scenario.js';
 import { schedulerMemory } from './scheduler-memory.scenario.js';
 import { keywords } from './keywords.scenario.js';
 import { steady } from './steady.scenario.js';
+import { wire } from './wire.scenario.js';
 
 type Scenario = (flags: Map<string, string>) => Promise<Record<string, unknown>>;
 
@@ -116,6 +117,12 @@ const SCENARIOS: Record<string, Scenario> = {
       ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   keywords: (flags) => keywords({ terms: number(flags, 'terms', 10_000), megabytes: number(flags, 'megabytes', 8) }),
+  wire: (flags) =>
+    wire({
+      commits: number(flags, 'commits', 5000),
+      rounds: number(flags, 'rounds', 6),
+      inFlight: number(flags, 'in-flight', 64),
+    }),
 };
 
 function parse(argv: string[]): { scenario: string | undefined; json: boolean; flags: Map<string, string> } {

@@ -1,5 +1,6 @@
 import type { SealedEntry } from './entry-seal.js';
 import type { StagedCommand } from './stream-context.js';
+import { wireArg } from './wire.js';
 
 /**
  * The commit of one handled entry, as one Lua script on the partition's slot. Unless the event id is already in
@@ -49,15 +50,22 @@ export interface CommitInput {
   commands: StagedCommand[];
 }
 
-/** Flatten a commit into the script's KEYS and ARGV. */
-export function commitArguments(input: CommitInput): { keys: string[]; argv: (string | number)[] } {
+/** Flatten a commit into the script's KEYS and ARGV (long string arguments as UTF-8 Buffers: `wireArg`). */
+export function commitArguments(input: CommitInput): { keys: string[]; argv: (string | number | Buffer)[] } {
   const keys = [input.stream, input.inbox];
-  const argv: (string | number)[] = [input.group, input.entryId, input.eventId, input.nowMs, input.events.length];
-  for (const event of input.events) argv.push(event.kind, event.json, event.seal);
+  const argv: (string | number | Buffer)[] = [
+    input.group,
+    input.entryId,
+    input.eventId,
+    input.nowMs,
+    input.events.length,
+  ];
+  for (const event of input.events) argv.push(event.kind, event.bytes, event.seal);
   argv.push(input.commands.length);
   for (const command of input.commands) {
     keys.push(...command.keys);
-    argv.push(command.command, command.keys.length, command.args.length, ...command.args);
+    argv.push(command.command, command.keys.length, command.args.length);
+    for (const arg of command.args) argv.push(wireArg(arg));
   }
   return { keys, argv };
 }

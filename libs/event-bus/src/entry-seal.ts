@@ -81,16 +81,20 @@ export function sealHolds(json: string, seal: string | undefined): boolean {
 export interface SealedEntry {
   kind: string;
   json: string;
+  /** `json` in UTF-8, encoded once: the seal is hashed over it and it is what goes to Redis (see `wireArg`). */
+  bytes: Buffer;
   seal: EntrySeal;
 }
 
 /** Serialise a validated envelope once and seal it. Call only after the envelope passed validation. */
 export function sealEnvelope(event: EventEnvelope): SealedEntry {
   const json = JSON.stringify(event);
-  return { kind: event.kind, json, seal: sealOf(json) };
+  const bytes = Buffer.from(json);
+  // The same digest as `sealOf(json)`: a string is hashed as its UTF-8 bytes.
+  return { kind: event.kind, json, bytes, seal: `${schemaFingerprint()}.${oneShot('sha1', bytes, 'base64')}` };
 }
 
-/** Stream entry fields of a sealed entry: `k` kind, `e` envelope JSON, `v` seal. */
-export function sealedFields(entry: SealedEntry): [string, string, string, string, string, string] {
-  return ['k', entry.kind, 'e', entry.json, SEAL_FIELD, entry.seal];
+/** Stream entry fields of a sealed entry: `k` kind, `e` envelope JSON (its UTF-8 bytes), `v` seal. */
+export function sealedFields(entry: SealedEntry): [string, string, string, Buffer, string, string] {
+  return ['k', entry.kind, 'e', entry.bytes, SEAL_FIELD, entry.seal];
 }

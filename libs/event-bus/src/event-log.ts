@@ -123,7 +123,7 @@ export class EventLog {
     const partition = this.keys.partitionOf(event.groupId);
     const [appended, id] = await (
       this.redis as unknown as {
-        qunliAppendOnce(...args: (string | number)[]): Promise<[number, string]>;
+        qunliAppendOnce(...args: (string | number | Buffer)[]): Promise<[number, string]>;
       }
     ).qunliAppendOnce(
       this.keys.dedup(partition, dedupKey),
@@ -131,7 +131,7 @@ export class EventLog {
       event.id,
       ttlSeconds,
       entry.kind,
-      entry.json,
+      entry.bytes,
       entry.seal,
     );
     if (appended === 1) {

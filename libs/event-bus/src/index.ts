@@ -12,3 +12,4 @@ export * from './envelope-check.js';
 export { checkedEnvelopeErrors } from './envelope-check.js';
 export * from './stream-wakes.js';
 export * from './episode-job-check.js';
+export * from './wire.js';

@@ -24,7 +24,7 @@ function readerOn(
 }
 
 /** The fields of a sealed `message.observed` entry, as a writer appends it. */
-function observedEntry(groupId: string, text: string, priority: number = PRIORITY.normal): string[] {
+function observedEntry(groupId: string, text: string, priority: number = PRIORITY.normal): (string | Buffer)[] {
   return sealedFields(
     sealEnvelope(
       makeEvent({ kind: EventKind.MessageObserved, groupId, source: 'test', payload: sampleMessage(text), priority }),

@@ -85,7 +85,9 @@ interface HeldEntry extends LaneItem {
 }
 
 /** The commit script as an ioredis command: EVALSHA, with the script's text sent only when Redis lacks it. */
-type CommittingRedis = Redis & { qunliCommit(numberOfKeys: number, ...args: (string | number)[]): Promise<number> };
+type CommittingRedis = Redis & {
+  qunliCommit(numberOfKeys: number, ...args: (string | number | Buffer)[]): Promise<number>;
+};
 
 type XReadReply = [string, [string, string[] | null][]][] | null;
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog, SEAL_FIELD, scriptWakes, wakeInScript } from '@app/event-bus';
+import { EventLog, SEAL_FIELD, scriptWakes, wakeInScript, wireArg } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -127,9 +127,9 @@ export class EpisodeStateStore {
     // Validated once, here, against the contracts; then serialised once and sealed like every bus writer's entries.
     const sealed = events.map((event) => this.eventLog.sealed(event));
     const p = this.keys.partitionOf(state.groupId);
-    const args: (string | number)[] = [
+    const args: (string | number | Buffer)[] = [
       expectedRev,
-      JSON.stringify(state),
+      wireArg(JSON.stringify(state)),
       EPISODE_STATE_TTL_SECONDS,
       options.acts ? '1' : '0',
       options.final ? '1' : '0',
@@ -138,10 +138,10 @@ export class EpisodeStateStore {
       // Outbound rests between reads while the log holds nothing for it: the commit that appends a send wakes it.
       ...scriptWakes(this.keys, p, events),
     ];
-    for (const entry of sealed) args.push(entry.kind, entry.json, entry.seal);
+    for (const entry of sealed) args.push(entry.kind, entry.bytes, entry.seal);
     const [status, rev, control] = await (
       this.redis as unknown as {
-        qunliEpisodeCommit(...a: (string | number)[]): Promise<[number, number, string | null | undefined]>;
+        qunliEpisodeCommit(...a: (string | number | Buffer)[]): Promise<[number, number, string | null | undefined]>;
       }
     ).qunliEpisodeCommit(
       this.keys.episodeState(p, state.episodeId),

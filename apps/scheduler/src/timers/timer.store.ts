@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, PRIORITY, type EventEnvelope, type TimerPurpose } from '@app/contracts';
-import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
+import { SEAL_FIELD, sealIfValid, wireArg, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
 
@@ -151,9 +151,11 @@ export class TimerStore {
     if (timers.length === 0) return 0;
     const args = timers.flatMap(({ due, event }) => {
       const { json, seal } = sealIfValid(event);
-      return [due.timerId, due.score, json, seal];
+      return [due.timerId, due.score, wireArg(json), seal];
     });
-    return (this.redis as unknown as { qunliFireTimers(...a: (string | number)[]): Promise<number> }).qunliFireTimers(
+    return (
+      this.redis as unknown as { qunliFireTimers(...a: (string | number | Buffer)[]): Promise<number> }
+    ).qunliFireTimers(
       this.keys.timers(partition),
       this.keys.timerData(partition),
       this.keys.stream(partition),
