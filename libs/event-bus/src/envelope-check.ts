@@ -181,12 +181,16 @@ export function checkedEnvelopeErrors(plain: unknown): FieldError[] {
 }
 
 /**
- * An envelope serialised once for a writer that stores it from a script of its own: sealed when it passes the write
- * check, so no reader runs class-validator on it; otherwise unsealed (`seal` empty), and every reader validates it
- * in full and dead-letters it if it is bad.
+ * An envelope serialised once (as text and as its UTF-8 bytes, what a script's argument should be: `wireArg`) for a
+ * writer that stores it from a script of its own: sealed when it passes the write check, so no reader runs
+ * class-validator on it; otherwise unsealed (`seal` empty), and every reader validates it in full and dead-letters
+ * it if it is bad.
  */
-export function sealIfValid(event: EventEnvelope): { json: string; seal: string } {
-  if (checkedEnvelopeErrors(event).length > 0) return { json: JSON.stringify(event), seal: '' };
-  const { json, seal } = sealEnvelope(event);
-  return { json, seal };
+export function sealIfValid(event: EventEnvelope): { json: string; bytes: Buffer; seal: string } {
+  if (checkedEnvelopeErrors(event).length > 0) {
+    const json = JSON.stringify(event);
+    return { json, bytes: Buffer.from(json), seal: '' };
+  }
+  const { json, bytes, seal } = sealEnvelope(event);
+  return { json, bytes, seal };
 }

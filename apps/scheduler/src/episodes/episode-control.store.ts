@@ -79,15 +79,15 @@ export class EpisodeControlStore {
       createdAt: now,
       payload,
     });
-    const { json, seal } = sealIfValid(event);
+    const { bytes, seal } = sealIfValid(event);
     const written = await (
-      this.redis as unknown as { qunliEpisodeStart(...a: (string | number)[]): Promise<number> }
+      this.redis as unknown as { qunliEpisodeStart(...a: (string | number | Buffer)[]): Promise<number> }
     ).qunliEpisodeStart(
       this.keys.episodeControl(partition, payload.episodeId),
       this.keys.stream(partition),
       JSON.stringify(EpisodeControlStore.record(payload)),
       CONTROL_RECORD_TTL_SECONDS,
-      json,
+      bytes,
       this.keys.episodeControlChannel,
       JSON.stringify(payload),
       seal,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, PRIORITY, type EventEnvelope, type TimerPurpose } from '@app/contracts';
-import { SEAL_FIELD, sealIfValid, wireArg, type StreamContext } from '@app/event-bus';
+import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
 
@@ -150,8 +150,8 @@ export class TimerStore {
   async fire(partition: number, timers: { due: DueTimer; event: EventEnvelope }[]): Promise<number> {
     if (timers.length === 0) return 0;
     const args = timers.flatMap(({ due, event }) => {
-      const { json, seal } = sealIfValid(event);
-      return [due.timerId, due.score, wireArg(json), seal];
+      const { bytes, seal } = sealIfValid(event);
+      return [due.timerId, due.score, bytes, seal];
     });
     return (
       this.redis as unknown as { qunliFireTimers(...a: (string | number | Buffer)[]): Promise<number> }
