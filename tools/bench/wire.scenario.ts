@@ -10,11 +10,11 @@ import { round } from './load.js';
 
 /*
  * What a handled entry's commit costs the client that sends it, with the bus's commit script and arguments
- * (`commitArguments`) as the scheduler sends them for an ambient message — its `decision.made` (≈ 2 kB of JSON
- * with Chinese reasons), a group-state field, the held message and a recent-window line — in two forms, timed in
- * the same run against the same Redis: `strings`, every argument a string (how the bus sent them before ADR 0042),
- * and `buffers`, what `commitArguments` sends now (the envelope's UTF-8 bytes, long arguments as Buffers). CPU is
- * the process's own (user + system) per commit; rounds alternate the forms.
+ * (`commitArguments`) as the scheduler sends them for an ambient message — its `decision.made` (≈ 2 kB of JSON,
+ * shaped like a real one), a group-state field, the held message and a recent-window line (Chinese text) — in two
+ * forms, timed in the same run against the same Redis: `strings`, every argument a string (how the bus sent them
+ * before ADR 0042), and `buffers`, what `commitArguments` sends now (the envelope's UTF-8 bytes, long arguments as
+ * Buffers). CPU is the process's own (user + system) per commit; rounds alternate the forms.
  */
 
 export interface WireOptions {
@@ -30,14 +30,19 @@ type CommittingRedis = Redis & {
   qunliWireCommit(keys: number, ...args: (string | number | Buffer)[]): Promise<number>;
 };
 
-const REASON = '跳过：0.00 < 0.67 — 没有要回答的（没有问题、兴趣或关键词）';
+/** The scheduler's own words for a skip (its reasons are English; the dash alone makes the JSON two-byte in V8). */
+const REASON = 'skipped: 0.00 < 0.67 — nothing to answer (no question, interest or keyword)';
 
 function decision(message: EventEnvelope): EventEnvelope {
   const at = message.createdAt;
   const steps: [string, string, string][] = [
-    ['captured', 'classified', '分类：普通消息'],
-    ['classified', 'linked', `关联：话题 t-${message.id}（共同的话题词）`],
-    ['linked', 'scheduled', '排定：发出 2.2 秒后才读到（调度落后）——不再等后续片段'],
+    ['captured', 'classified', 'classified: ambient'],
+    ['classified', 'linked', `linked: thread t-${message.id} (shared topic words)`],
+    [
+      'linked',
+      'scheduled',
+      'scheduled: read 2.2 s after it was sent (the scheduler is behind) — decided without waiting for more fragments',
+    ],
     ['scheduled', 'skipped', REASON],
   ];
   const payload: DecisionPayload = {
