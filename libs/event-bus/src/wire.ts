@@ -9,7 +9,7 @@ export const WIRE_BUFFER_MIN_CHARS = 256;
  * pipeline into one string, which V8 flattens when the socket write encodes it to UTF-8 — after `Buffer.byteLength`
  * has already walked each argument once — and one character above Latin-1 (Chinese text) widens the whole flattened
  * pipeline to two bytes a character. A Buffer argument is encoded once, here, and copied. `npm run bench -- wire`
- * (the bus's commit of an ambient message: a 2 kB envelope, a state field, the held message): 63–79 → 44–59 µs of
+ * (the bus's commit of an ambient message: a 2 kB envelope, a state field, the held message): 63–92 → 44–59 µs of
  * client CPU per commit (docs/adr/0042).
  */
 export function wireArg(value: string | number): string | number | Buffer {
