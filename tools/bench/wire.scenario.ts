@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, type DecisionPayload, type EventEnvelope } from '@app/contracts';
 import { sealEnvelope } from '@app/event-bus';
 import { createRedis } from '@app/platform';
-import { sampleMessage } from '@app/testing';
+import { deleteKeys, sampleMessage } from '@app/testing';
 import { COMMIT_SCRIPT, commitArguments } from '../../libs/event-bus/src/commit.script.js';
 import { round } from './load.js';
 
@@ -171,12 +171,7 @@ export async function wire(options: WireOptions): Promise<Record<string, unknown
       }
     }
   } finally {
-    let cursor = '0';
-    do {
-      const [nextCursor, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (found.length > 0) await redis.unlink(...found);
-      cursor = nextCursor;
-    } while (cursor !== '0');
+    await deleteKeys(redis, prefix);
     redis.disconnect();
   }
   const strings = median(samples.strings.cpuUs);

@@ -60,12 +60,15 @@ export function schemaFingerprint(): string {
 }
 
 /** One-shot hashing (no Hash object per call): ≈ 3.9 µs against 5.5 µs for a 1.5 kB envelope, twice per entry. */
-function digest(json: string): string {
+function digest(json: string | Buffer): string {
   return oneShot('sha1', json, 'base64');
 }
 
-/** The seal of an envelope JSON that passed validation under this process's rules. */
-export function sealOf(json: string): EntrySeal {
+/**
+ * The seal of an envelope JSON that passed validation under this process's rules: of its text or of its UTF-8 bytes,
+ * the same digest either way (a string is hashed as its UTF-8).
+ */
+export function sealOf(json: string | Buffer): EntrySeal {
   return `${schemaFingerprint()}.${digest(json)}`;
 }
 
@@ -90,8 +93,7 @@ export interface SealedEntry {
 export function sealEnvelope(event: EventEnvelope): SealedEntry {
   const json = JSON.stringify(event);
   const bytes = Buffer.from(json);
-  // The same digest as `sealOf(json)`: a string is hashed as its UTF-8 bytes.
-  return { kind: event.kind, json, bytes, seal: `${schemaFingerprint()}.${oneShot('sha1', bytes, 'base64')}` };
+  return { kind: event.kind, json, bytes, seal: sealOf(bytes) };
 }
 
 /** Stream entry fields of a sealed entry: `k` kind, `e` envelope JSON (its UTF-8 bytes), `v` seal. */
