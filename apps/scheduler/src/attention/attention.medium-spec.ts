@@ -62,11 +62,30 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
   }
 }
 
-async function decisions(groupId = GROUP): Promise<EventOf<'decision.made'>[]> {
+async function groupEvents(groupId: string): Promise<EventEnvelope[]> {
   const raw = await redis.xrange(keys.stream(keys.partitionOf(groupId)), '-', '+');
   return raw
     .map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]!) as EventEnvelope)
-    .filter((e): e is EventOf<'decision.made'> => e.groupId === groupId && e.kind === EventKind.DecisionMade);
+    .filter((e) => e.groupId === groupId);
+}
+
+async function decisions(groupId = GROUP): Promise<EventOf<'decision.made'>[]> {
+  return (await groupEvents(groupId)).filter((e): e is EventOf<'decision.made'> => e.kind === EventKind.DecisionMade);
+}
+
+/**
+ * Every recorded move of one event, in order. A move usually rides on the event's decision, but one that waited
+ * unpublished (ADR 0033) goes out in an `event.transitioned` of its own as soon as a later turn of the group has
+ * something to publish, so both kinds are read.
+ */
+async function transitionsOf(groupId: string, subjectEventId: string): Promise<{ to: string; reason: string }[]> {
+  return (await groupEvents(groupId))
+    .filter(
+      (e): e is EventOf<'decision.made'> | EventOf<'event.transitioned'> =>
+        (e.kind === EventKind.DecisionMade || e.kind === EventKind.EventTransitioned) &&
+        (e.payload as { subjectEventId?: string }).subjectEventId === subjectEventId,
+    )
+    .flatMap((e) => e.payload.transitions);
 }
 
 beforeAll(async () => {
@@ -170,9 +189,10 @@ describe('attention in the running scheduler', () => {
       const [a, b] = [of(stale.id), of(fresh.id)];
       return a && b ? { stale: a, fresh: b } : undefined;
     });
-    const scheduled = (d: EventOf<'decision.made'>) => d.payload.transitions.find((t) => t.to === 'scheduled')?.reason;
-    expect(scheduled(first.stale)).toMatch(/^scheduled: read 10\.\d s after it was sent \(the scheduler is behind\)/);
-    expect(scheduled(first.fresh)).toMatch(/^scheduled: debouncing — waiting until /);
+    const scheduled = async (subject: EventEnvelope) =>
+      (await transitionsOf(groupId, subject.id)).find((t) => t.to === 'scheduled')?.reason;
+    expect(await scheduled(stale)).toMatch(/^scheduled: read 10\.\d s after it was sent \(the scheduler is behind\)/);
+    expect(await scheduled(fresh)).toMatch(/^scheduled: debouncing — waiting until /);
     // Judged by attention like any other message, only without the wait.
     expect(first.stale.payload.reason).toMatch(/^snoozed: .*about 猫/);
     expect((await lateDecided()) - counted).toBe(1);
