@@ -101,6 +101,8 @@ export async function schedulerMemory(options: SchedulerMemoryOptions): Promise<
       heapCompactions: compaction.count,
       heapCompactionsByThread: compaction.byThread,
       heapCompactionMs: round(compaction.seconds * 1000),
+      nativeHeapTrimmedMb: round(compaction.trimmedMb),
+      nativeHeapTrimMs: round(compaction.trimSeconds * 1000),
       heapTotalMb: round(compaction.heapTotalMb),
       heapUsedMb: round(compaction.heapUsedMb),
       externalMb: round(compaction.externalMb),
@@ -115,8 +117,9 @@ const MB = 1024 * 1024;
 
 /**
  * The compacting collections the scheduler's heap stewards ran (its `/metrics`): how many and their time in all,
- * and how many per thread (the main thread and, with `QUNLI_PROJECTOR=thread`, the log thread each have one); and
- * the main thread's heap as its default metrics give it at the end.
+ * and how many per thread (the main thread and, with `QUNLI_PROJECTOR=thread`, the log thread each have one); the
+ * resident memory the native heap's trims after them gave back and their time (ADR 0043); and the main thread's heap as its
+ * default metrics give it at the end.
  */
 async function heapCompactions(schedulerUrl: string): Promise<{
   count: number;
@@ -125,6 +128,8 @@ async function heapCompactions(schedulerUrl: string): Promise<{
   heapTotalMb: number;
   heapUsedMb: number;
   externalMb: number;
+  trimmedMb: number;
+  trimSeconds: number;
 }> {
   const text = await (await fetch(`${schedulerUrl}/metrics`)).text();
   const series = (name: string) =>
@@ -141,6 +146,8 @@ async function heapCompactions(schedulerUrl: string): Promise<{
     heapTotalMb: sum('nodejs_heap_size_total_bytes') / MB,
     heapUsedMb: sum('nodejs_heap_size_used_bytes') / MB,
     externalMb: sum('nodejs_external_memory_bytes') / MB,
+    trimmedMb: sum('qunli_heap_trim_released_bytes_total') / MB,
+    trimSeconds: sum('qunli_heap_trim_seconds_sum'),
   };
 }
 

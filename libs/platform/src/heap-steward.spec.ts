@@ -3,6 +3,7 @@ import { eventually } from '@app/testing';
 import { QunliConfig } from './config.js';
 import { HeapSteward } from './heap-steward.js';
 import { Metrics } from './metrics.js';
+import { onGlibc } from './native-heap.js';
 
 const MB = 1024 * 1024;
 
@@ -24,6 +25,16 @@ function burst(ms: number, growBy: number, keepEvery: number): unknown[] {
   return backlog.filter((_, k) => k % keepEvery === 0);
 }
 
+/**
+ * The native side of a burst: Buffers written (so resident) and then let go but for one in `keepEvery`, which pin the
+ * native heap so glibc cannot shrink it from its end.
+ */
+function nativeBurst(count: number, keepEvery: number): Buffer[] {
+  const all: Buffer[] = [];
+  for (let i = 0; i < count; i++) all.push(Buffer.allocUnsafeSlow(16 * 1024).fill(i & 0xff));
+  return all.filter((_, i) => i % keepEvery === 0);
+}
+
 async function counter(metrics: Metrics, name: string): Promise<number> {
   const found = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
   return found?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
@@ -43,6 +54,7 @@ describe('HeapSteward', () => {
       await sleep(1200); // the first samples: the heap before the burst
       const before = process.memoryUsage().heapTotal;
       let kept: unknown[] | undefined = burst(2500, 200 * MB, 40);
+      let keptNative: Buffer[] | undefined = nativeBurst(8000, 16);
       const grown = process.memoryUsage().heapTotal;
       expect(grown - before).toBeGreaterThan(64 * MB);
       await eventually(
@@ -56,7 +68,14 @@ describe('HeapSteward', () => {
       expect(after).toBeLessThan(before + (grown - before) / 5);
       expect(await counter(metrics, 'qunli_heap_compaction_released_bytes_total')).toBeGreaterThan(0);
       expect(kept.length).toBeGreaterThan(0); // what was live is still there
+      // 15 of every 16 of the burst's 125 MB of Buffers were freed: the trim after the collection gives most of
+      // those pages back (without it they stay resident).
+      const trimmed = await counter(metrics, 'qunli_heap_trim_released_bytes_total');
+      if (onGlibc()) expect(trimmed).toBeGreaterThan(50 * MB);
+      else expect(trimmed).toBe(0);
+      expect(keptNative.length).toBe(500);
       kept = undefined;
+      keptNative = undefined;
       // Quiet and nothing grew since: no second collection.
       await sleep(4000);
       expect(await counter(metrics, 'qunli_heap_compactions_total')).toBe(1);
@@ -74,6 +93,7 @@ describe('HeapSteward', () => {
       await sleep(3500);
       expect(kept.length).toBeGreaterThan(0);
       expect(await counter(metrics, 'qunli_heap_compactions_total')).toBe(0);
+      expect(await counter(metrics, 'qunli_heap_trim_released_bytes_total')).toBe(0);
     } finally {
       await s.onApplicationShutdown();
     }

@@ -14,6 +14,7 @@ import {
   type HeapCompactionState,
 } from './heap-compaction.rule.js';
 import { Metrics, SHORT_SECONDS_BUCKETS } from './metrics.js';
+import { bindNativeHeapTrim } from './native-heap.js';
 
 /** Real ms between two samples of the event loop and the heap. */
 const SAMPLE_MS = 1000;
@@ -58,8 +59,11 @@ export class HeapSteward implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly compactions: Counter<'thread'>;
   private readonly released: Counter<'thread'>;
   private readonly pause: Histogram<'thread'>;
+  private readonly trimmed: Counter<'thread'>;
+  private readonly trimPause: Histogram<'thread'>;
   /** Each isolate has a heap, and a steward, of its own: the scheduler's log thread compacts its heap itself. */
   private readonly thread = isMainThread ? 'main' : 'worker';
+  private trimUnavailableLogged = false;
 
   constructor(config: QunliConfig, metrics: Metrics) {
     this.policy = heapCompactionPolicy(config.QUNLI_HEAP_COMPACT_QUIET_MS);
@@ -76,6 +80,17 @@ export class HeapSteward implements OnApplicationBootstrap, OnApplicationShutdow
     this.pause = metrics.histogram({
       name: 'qunli_heap_compaction_seconds',
       help: 'How long each of those collections held the event loop',
+      labelNames: ['thread'],
+      buckets: SHORT_SECONDS_BUCKETS,
+    });
+    this.trimmed = metrics.counter({
+      name: 'qunli_heap_trim_released_bytes_total',
+      help: 'Resident bytes the native heap gave back after those collections (glibc malloc_trim, ADR 0043)',
+      labelNames: ['thread'],
+    });
+    this.trimPause = metrics.histogram({
+      name: 'qunli_heap_trim_seconds',
+      help: 'How long each of those trims held the event loop',
       labelNames: ['thread'],
       buckets: SHORT_SECONDS_BUCKETS,
     });
@@ -129,6 +144,33 @@ export class HeapSteward implements OnApplicationBootstrap, OnApplicationShutdow
     this.logger.log(
       `${this.thread} thread quiet after a burst: a compacting collection took ${(seconds * 1000).toFixed(0)} ms, committed heap ` +
         `${(before / MB).toFixed(0)} MB → ${(after / MB).toFixed(0)} MB`,
+    );
+    if (isMainThread) await this.trimNativeHeap();
+  }
+
+  /**
+   * The collection gave V8's pages back; the native heap keeps the pages of what the burst freed (socket reads,
+   * Buffers) until asked (ADR 0043). One trim serves the whole process, so only the main thread's steward asks.
+   */
+  private async trimNativeHeap(): Promise<void> {
+    const binding = await bindNativeHeapTrim();
+    if ('unavailable' in binding) {
+      if (!this.trimUnavailableLogged) {
+        this.trimUnavailableLogged = true;
+        this.logger.log(`the native heap is not trimmed after a collection: ${binding.unavailable}`);
+      }
+      return;
+    }
+    const before = process.memoryUsage.rss();
+    const started = performance.now();
+    binding.trim();
+    const ms = performance.now() - started;
+    const after = process.memoryUsage.rss();
+    this.lastLoop = performance.eventLoopUtilization();
+    this.trimmed.inc({ thread: this.thread }, Math.max(0, before - after));
+    this.trimPause.observe({ thread: this.thread }, ms / 1000);
+    this.logger.log(
+      `native heap trimmed in ${ms.toFixed(0)} ms: resident ${(before / MB).toFixed(0)} MB → ${(after / MB).toFixed(0)} MB`,
     );
   }
 }
