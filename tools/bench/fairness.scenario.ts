@@ -116,7 +116,7 @@ export async function fairness(options: FairnessOptions): Promise<Record<string,
   }
 }
 
-/** Median time of the quiet groups' @s from append to decision, and from decision to the start command. */
+/** Median time of the quiet groups' @s from append to their first decision, and from it to the start command. */
 async function quietStages(stack: BenchStack, keys: Keyspace, groups: Set<string>): Promise<Record<string, number>> {
   const events: EventEnvelope[] = [];
   for (let p = 0; p < keys.partitions; p++) {
@@ -126,11 +126,13 @@ async function quietStages(stack: BenchStack, keys: Keyspace, groups: Set<string
     }
   }
   const pay = (e: EventEnvelope) => e.payload as Record<string, string>;
-  const decided = new Map(
-    events
-      .filter((e) => e.kind === EventKind.DecisionMade)
-      .map((e) => [pay(e).subjectEventId!, Date.parse(e.createdAt)]),
-  );
+  // An @ is decided more than once (the decision that offers its episode, then the one its episode's end makes):
+  // the first, in its partition's order, is the one the start command follows.
+  const decided = new Map<string, number>();
+  for (const e of events) {
+    if (e.kind === EventKind.DecisionMade && !decided.has(pay(e).subjectEventId!))
+      decided.set(pay(e).subjectEventId!, Date.parse(e.createdAt));
+  }
   const started = new Map(
     events
       .filter((e) => e.kind === EventKind.EpisodeControl && pay(e).command === 'start')
