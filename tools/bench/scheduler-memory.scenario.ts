@@ -118,8 +118,8 @@ const MB = 1024 * 1024;
 /**
  * The compacting collections the scheduler's heap stewards ran (its `/metrics`): how many and their time in all,
  * and how many per thread (the main thread and, with `QUNLI_PROJECTOR=thread`, the log thread each have one); the
- * resident memory the native heap's trims after them gave back and their time (ADR 0043); and the main thread's heap as its
- * default metrics give it at the end.
+ * resident memory the native heap's trims after them gave back and their time (ADR 0043); and the main thread's
+ * heap as its default metrics give it at the end.
  */
 async function heapCompactions(schedulerUrl: string): Promise<{
   count: number;

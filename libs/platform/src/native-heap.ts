@@ -21,7 +21,7 @@ export function bindNativeHeapTrim(): Promise<NativeHeapTrimBinding> {
   return binding;
 }
 
-/** Whether this process runs on glibc, as Node's own diagnostic report says (read once; it takes milliseconds). */
+/** Whether this process runs on glibc, as Node's own diagnostic report says (building it takes milliseconds). */
 export function onGlibc(): boolean {
   const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
   return Boolean(report?.header?.glibcVersionRuntime);
