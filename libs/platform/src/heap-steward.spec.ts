@@ -3,6 +3,7 @@ import { eventually } from '@app/testing';
 import { QunliConfig } from './config.js';
 import { HeapSteward } from './heap-steward.js';
 import { Metrics } from './metrics.js';
+import { nativeBurst } from './native-burst.fixture.js';
 import { onGlibc } from './native-heap.js';
 
 const MB = 1024 * 1024;
@@ -25,16 +26,6 @@ function burst(ms: number, growBy: number, keepEvery: number): unknown[] {
   return backlog.filter((_, k) => k % keepEvery === 0);
 }
 
-/**
- * The native side of a burst: Buffers written (so resident) and then let go but for one in `keepEvery`, which pin the
- * native heap so glibc cannot shrink it from its end.
- */
-function nativeBurst(count: number, keepEvery: number): Buffer[] {
-  const all: Buffer[] = [];
-  for (let i = 0; i < count; i++) all.push(Buffer.allocUnsafeSlow(16 * 1024).fill(i & 0xff));
-  return all.filter((_, i) => i % keepEvery === 0);
-}
-
 async function counter(metrics: Metrics, name: string): Promise<number> {
   const found = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
   return found?.values.reduce((sum, v) => sum + v.value, 0) ?? 0;
@@ -54,7 +45,7 @@ describe('HeapSteward', () => {
       await sleep(1200); // the first samples: the heap before the burst
       const before = process.memoryUsage().heapTotal;
       let kept: unknown[] | undefined = burst(2500, 200 * MB, 40);
-      let keptNative: Buffer[] | undefined = nativeBurst(8000, 16);
+      let keptNative: Buffer[] | undefined = nativeBurst(8000, 16 * 1024, 16);
       const grown = process.memoryUsage().heapTotal;
       expect(grown - before).toBeGreaterThan(64 * MB);
       await eventually(

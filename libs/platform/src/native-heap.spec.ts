@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nativeBurst } from './native-burst.fixture.js';
 import { bindNativeHeapTrim, onGlibc } from './native-heap.js';
 
 const MB = 1024 * 1024;
@@ -9,17 +10,6 @@ const MB = 1024 * 1024;
 function collect(): void {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
-}
-
-/**
- * A burst's leftovers in the native heap: `count` Buffers of `size` bytes (small enough for glibc to carve them out
- * of its arena rather than map them one by one), written so their pages are resident, then all but one in `keepEvery`
- * let go — the kept ones pin the arena, so glibc cannot give the freed pages back by shrinking it.
- */
-function fragment(count: number, size: number, keepEvery: number): Buffer[] {
-  const all: Buffer[] = [];
-  for (let i = 0; i < count; i++) all.push(Buffer.allocUnsafeSlow(size).fill(i & 0xff));
-  return all.filter((_, i) => i % keepEvery === 0);
 }
 
 describe('bindNativeHeapTrim', () => {
@@ -37,7 +27,7 @@ describe('bindNativeHeapTrim', () => {
       expect(onGlibc()).toBe(false);
       return;
     }
-    const kept = fragment(16_000, 16 * 1024, 16);
+    const kept = nativeBurst(16_000, 16 * 1024, 16);
     collect();
     // V8 frees the dropped Buffers' memory from the collection's sweeper; give it a moment.
     await sleep(500);
