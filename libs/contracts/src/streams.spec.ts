@@ -1,4 +1,5 @@
-import { fnv1a32, Keyspace, partitionOf } from './streams.js';
+import { EventKind } from './event-kinds.js';
+import { ConsumerGroup, fnv1a32, groupsPassedOver, Keyspace, partitionOf } from './streams.js';
 
 describe('partitioning', () => {
   it('is stable: the same group always maps to the same partition', () => {
@@ -33,5 +34,22 @@ describe('partitioning', () => {
   it('refuses a partition count that is not a positive integer', () => {
     expect(() => new Keyspace('q', 0)).toThrow(RangeError);
     expect(() => new Keyspace('q', 1.5)).toThrow(RangeError);
+  });
+});
+
+describe('groupsPassedOver (ADR 0044)', () => {
+  it('names the per-event groups that handle none of the appended kinds, never a batch group', () => {
+    expect(groupsPassedOver([EventKind.DecisionMade]).sort()).toEqual(
+      [ConsumerGroup.Memory, ConsumerGroup.Outbound, ConsumerGroup.Scheduler].sort(),
+    );
+    expect(groupsPassedOver([EventKind.MessageObserved])).toEqual([ConsumerGroup.Outbound]);
+    expect(groupsPassedOver([EventKind.TimerFired]).sort()).toEqual(
+      [ConsumerGroup.Memory, ConsumerGroup.Outbound].sort(),
+    );
+    // One wanted kind among several keeps a group reading all of them.
+    expect(groupsPassedOver([EventKind.DecisionMade, EventKind.ActionSend]).sort()).toEqual(
+      [ConsumerGroup.Memory].sort(),
+    );
+    expect(groupsPassedOver([])).toHaveLength(3);
   });
 });

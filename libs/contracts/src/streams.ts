@@ -52,6 +52,43 @@ export const WAKES: Readonly<Partial<Record<string, readonly ConsumerGroup[]>>> 
   [EventKind.MessageRecalled]: [ConsumerGroup.Outbound],
 };
 
+/**
+ * Every kind each per-event consumer group handles (ADR 0044). A writer that appends only kinds a group does not
+ * handle moves that group's read position past its entries, when the group had read everything before them, so the
+ * group's readers are neither woken nor made to acknowledge them. A reader refuses to start for a handler of a kind
+ * not listed here: a kind missing from this list would be passed over, and its events would never reach the group.
+ * Batch groups (the projector, keyword learning) read the whole log and are never passed over.
+ */
+export const HANDLED_KINDS: Readonly<Partial<Record<ConsumerGroup, readonly EventKind[]>>> = {
+  [ConsumerGroup.Scheduler]: [
+    EventKind.MessageDirect,
+    EventKind.MessageObserved,
+    EventKind.MessageRecalled,
+    EventKind.TimerFired,
+    EventKind.EpisodeControl,
+    EventKind.ActionSend,
+    EventKind.EpisodeCompleted,
+    EventKind.EpisodeWaiting,
+    EventKind.ToolResult,
+    EventKind.MessageSent,
+    EventKind.SendFailed,
+    EventKind.SendUnknown,
+    EventKind.SendDropped,
+  ],
+  [ConsumerGroup.Outbound]: [EventKind.ActionSend, EventKind.MessageRecalled],
+  [ConsumerGroup.Memory]: [EventKind.MessageDirect, EventKind.MessageObserved, EventKind.MessageSent],
+};
+
+/** The per-event groups that handle none of `kinds`: a writer appending only these kinds may pass them over. */
+export function groupsPassedOver(kinds: Iterable<string>): ConsumerGroup[] {
+  const appended = [...kinds];
+  const passed: ConsumerGroup[] = [];
+  for (const [group, handled] of Object.entries(HANDLED_KINDS) as [ConsumerGroup, readonly string[]][]) {
+    if (!appended.some((kind) => handled.includes(kind))) passed.push(group);
+  }
+  return passed;
+}
+
 /** Key builders for one deployment (`prefix` isolates deployments and test runs). */
 export class Keyspace {
   constructor(

@@ -1,14 +1,17 @@
 import type { SealedEntry } from './entry-seal.js';
+import { passOverAfter, passOverArgument, passOverBefore } from './pass-over.js';
 import type { StagedCommand } from './stream-context.js';
 import { wireArg } from './wire.js';
 
 /**
  * The commit of one handled entry, as one Lua script on the partition's slot. Unless the event id is already in
  * the consumer group's inbox (a duplicate), it appends the published events, runs the staged commands, records
- * the id in the inbox and acknowledges the entry. A duplicate is only acknowledged.
+ * the id in the inbox and acknowledges the entry. A duplicate is only acknowledged. Groups that handle none of the
+ * appended kinds and had read the whole stream are moved past the appended entries (ADR 0044).
  *
  * KEYS: stream, inbox, then the keys of every staged command in order.
- * ARGV: group, entryId, eventId, nowMs, #events, (kind, json, seal)…, #commands, (name, #keys, #args, args…)…
+ * ARGV: group, entryId, eventId, nowMs, groups to pass over (`passOverArgument`), #events, (kind, json, seal)…,
+ * #commands, (name, #keys, #args, args…)…
  */
 export const COMMIT_SCRIPT = `
 local stream, inbox = KEYS[1], KEYS[2]
@@ -17,12 +20,15 @@ if redis.call('ZSCORE', inbox, eventId) then
   redis.call('XACK', stream, group, entry)
   return 0
 end
-local i = 5
-local events = tonumber(ARGV[i]); i = i + 1
+${passOverBefore('stream', 'ARGV[5]')}
+local events = tonumber(ARGV[6])
+local last
+local i = 7
 for _ = 1, events do
-  redis.call('XADD', stream, '*', 'k', ARGV[i], 'e', ARGV[i + 1], 'v', ARGV[i + 2])
+  last = redis.call('XADD', stream, '*', 'k', ARGV[i], 'e', ARGV[i + 1], 'v', ARGV[i + 2])
   i = i + 3
 end
+${passOverAfter('stream', 'last', 'events')}
 local commands = tonumber(ARGV[i]); i = i + 1
 local k = 3
 for _ = 1, commands do
@@ -58,6 +64,7 @@ export function commitArguments(input: CommitInput): { keys: string[]; argv: (st
     input.entryId,
     input.eventId,
     input.nowMs,
+    input.events.length > 0 ? passOverArgument(input.events.map((event) => event.kind)) : '',
     input.events.length,
   ];
   for (const event of input.events) argv.push(event.kind, event.bytes, event.seal);

@@ -5,6 +5,7 @@ import { Metrics, REDIS } from '@app/platform';
 import { BusMetrics } from './bus-metrics.js';
 import { checkedEnvelopeErrors } from './envelope-check.js';
 import { sealedFields, sealEnvelope, type SealedEntry } from './entry-seal.js';
+import { passOverAfter, passOverArgument, passOverBefore } from './pass-over.js';
 import { wakeConsumers } from './stream-wakes.js';
 
 /**
@@ -15,13 +16,15 @@ export function entryFields(event: EventEnvelope): [string, string, string, stri
   return ['k', event.kind, 'e', JSON.stringify(event)];
 }
 
-// Appends unless the dedup key exists; both keys share the partition's hash tag.
-// Returns {1, entryId} when appended, {0, idOfFirst} when the key was already taken.
+// Appends unless the dedup key exists; both keys share the partition's hash tag. ARGV[6]: the groups to pass over
+// (ADR 0044). Returns {1, entryId} when appended, {0, idOfFirst} when the key was already taken.
 const APPEND_ONCE = `
 local first = redis.call('GET', KEYS[1])
 if first then return {0, first} end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+${passOverBefore('KEYS[2]', 'ARGV[6]')}
 local id = redis.call('XADD', KEYS[2], '*', 'k', ARGV[3], 'e', ARGV[4], 'v', ARGV[5])
+${passOverAfter('KEYS[2]', 'id', '1')}
 return {1, id}
 `;
 
@@ -133,6 +136,7 @@ export class EventLog {
       entry.kind,
       entry.bytes,
       entry.seal,
+      passOverArgument([entry.kind]),
     );
     if (appended === 1) {
       this.metrics.published(event);

@@ -13,3 +13,4 @@ export { checkedEnvelopeErrors } from './envelope-check.js';
 export * from './stream-wakes.js';
 export * from './episode-job-check.js';
 export * from './wire.js';
+export * from './pass-over.js';

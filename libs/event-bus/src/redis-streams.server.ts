@@ -1,6 +1,6 @@
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { isObservable, lastValueFrom } from 'rxjs';
-import type { EventEnvelope } from '@app/contracts';
+import { HANDLED_KINDS, type ConsumerGroup, type EventEnvelope } from '@app/contracts';
 import type { PartitionedConsumer } from './partitioned-consumer.js';
 import type { StreamContext } from './stream-context.js';
 
@@ -33,7 +33,27 @@ export class RedisStreamsServer extends Server implements CustomTransportStrateg
     if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
   }
 
+  /**
+   * Kinds this group's handlers take that `HANDLED_KINDS` does not list for it. Writers pass a listed group over
+   * entries of kinds not listed (ADR 0044), so such a handler would miss events: the server refuses to start with
+   * it. A group `HANDLED_KINDS` does not name is never passed over.
+   */
+  unlisted(): string[] {
+    const listed: readonly string[] | undefined = HANDLED_KINDS[this.group as ConsumerGroup];
+    return listed ? [...this.messageHandlers.keys()].filter((kind) => !listed.includes(kind)) : [];
+  }
+
   listen(callback: (error?: unknown) => void): void {
+    const unlisted = this.unlisted();
+    if (unlisted.length > 0) {
+      callback(
+        new Error(
+          `consumer group ${this.group} handles ${unlisted.join(', ')}, which HANDLED_KINDS does not list for it: ` +
+            'writers would pass the group over those events (libs/contracts/src/streams.ts)',
+        ),
+      );
+      return;
+    }
     this.consumer = this.createConsumer(this);
     this.consumer.start().then(
       () => callback(),

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, type EventEnvelope } from '@app/contracts';
-import { EventLog, SEAL_FIELD, scriptWakes, wakeInScript, wireArg } from '@app/event-bus';
+import {
+  EventLog,
+  passOverAfter,
+  passOverArgument,
+  passOverBefore,
+  SEAL_FIELD,
+  scriptWakes,
+  wakeInScript,
+  wireArg,
+} from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { EpisodeState } from './episode-state.js';
 
@@ -13,7 +22,7 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 //       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
 //       replies covered), yield seq (non-empty: refuse when the control record's newest command is an interrupt
 //       with a greater seq, and return the record), the wakes of the events (`scriptWakes`: channels, partition),
-//       then kind/envelope/seal triples (the seal, ADR 0022, spares every reader class-validator: the envelopes were
+//       the groups to pass over (`passOverArgument`, ADR 0044), then kind/envelope/seal triples (the seal, ADR 0022, spares every reader class-validator: the envelopes were
 //       validated here).
 // Returns {1, newRev, control} committed (control: the control record as it was at the commit, or nil),
 // {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped, {-2, rev, control} yielded to an
@@ -32,7 +41,13 @@ if ARGV[7] ~= '' and record and record.stopped ~= true and type(record.latest) =
   and record.latest.command == 'interrupt' and tonumber(record.seq) and tonumber(record.seq) > tonumber(ARGV[7]) then
   return {-2, rev, control}
 end
-for i = 10, #ARGV, 3 do redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1], '${SEAL_FIELD}', ARGV[i + 2]) end
+${passOverBefore('KEYS[2]', 'ARGV[10]')}
+local last, appended = nil, 0
+for i = 11, #ARGV, 3 do
+  last = redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1], '${SEAL_FIELD}', ARGV[i + 2])
+  appended = appended + 1
+end
+${passOverAfter('KEYS[2]', 'last', 'appended')}
 ${wakeInScript(8)}
 redis.call('HSET', KEYS[1], 'rev', rev + 1, 'state', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
@@ -137,6 +152,7 @@ export class EpisodeStateStore {
       options.yieldAfterSeq !== undefined ? options.yieldAfterSeq : '',
       // Outbound rests between reads while the log holds nothing for it: the commit that appends a send wakes it.
       ...scriptWakes(this.keys, p, events),
+      events.length > 0 ? passOverArgument(events.map((event) => event.kind)) : '',
     ];
     for (const entry of sealed) args.push(entry.kind, entry.bytes, entry.seal);
     const [status, rev, control] = await (

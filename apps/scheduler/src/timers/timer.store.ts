@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { EventKind, Keyspace, makeEvent, PRIORITY, type EventEnvelope, type TimerPurpose } from '@app/contracts';
-import { SEAL_FIELD, sealIfValid, type StreamContext } from '@app/event-bus';
+import {
+  passOverAfter,
+  passOverArgument,
+  passOverBefore,
+  SEAL_FIELD,
+  sealIfValid,
+  type StreamContext,
+} from '@app/event-bus';
 import { REDIS } from '@app/platform';
 import type { TimerSpec } from '../decisions/group-state.js';
 
@@ -26,28 +33,34 @@ export interface DueTimer {
   score: string;
 }
 
+/** The groups a `timer.fired` passes over: every per-event group but the scheduler's. */
+const PASS_OVER_FIRED = passOverArgument([EventKind.TimerFired]);
+
 /**
  * Fires due timers: for each, only if its score is still what the poller saw (not moved, not cancelled, not fired
  * by a previous owner), remove it and append its `timer.fired` to the partition stream — in one script, so a timer
- * fires exactly once whoever runs it. KEYS: timers, timer data, stream. ARGV: (timerId, score, envelope JSON,
- * seal)… — the seal (ADR 0022) spares every reader class-validator; an empty one stores the entry unsealed.
+ * fires exactly once whoever runs it. KEYS: timers, timer data, stream. ARGV: the groups to pass over (ADR 0044),
+ * then (timerId, score, envelope JSON, seal)… — the seal (ADR 0022) spares every reader class-validator; an empty
+ * one stores the entry unsealed.
  */
 const FIRE = `
-local fired = 0
-for i = 1, #ARGV, 4 do
+${passOverBefore('KEYS[3]', 'ARGV[1]')}
+local fired, last = 0, nil
+for i = 2, #ARGV, 4 do
   local id, score, json, seal = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local current = redis.call('ZSCORE', KEYS[1], id)
   if current and current == score then
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
     if seal == '' then
-      redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json)
+      last = redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json)
     else
-      redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json, '${SEAL_FIELD}', seal)
+      last = redis.call('XADD', KEYS[3], '*', 'k', '${EventKind.TimerFired}', 'e', json, '${SEAL_FIELD}', seal)
     end
     fired = fired + 1
   end
 end
+${passOverAfter('KEYS[3]', 'last', 'fired')}
 return fired
 `;
 
@@ -159,6 +172,7 @@ export class TimerStore {
       this.keys.timers(partition),
       this.keys.timerData(partition),
       this.keys.stream(partition),
+      PASS_OVER_FIRED,
       ...args,
     );
   }
