@@ -38,7 +38,8 @@ describe('commitArguments', () => {
       events: [sealed],
       commands: [],
     });
-    expect(argv).toEqual(['g', '1-0', event.id, 1, 1, event.kind, sealed.bytes, sealed.seal, 0]);
+    // The groups that handle no message.observed are passed over it (ADR 0044).
+    expect(argv).toEqual(['g', '1-0', event.id, 1, 'outbound', 1, event.kind, sealed.bytes, sealed.seal, 0]);
   });
 
   it("passes the staged commands' long arguments as bytes, in order, with their keys after the script's own", () => {
@@ -57,10 +58,11 @@ describe('commitArguments', () => {
       ],
     });
     expect(keys).toEqual(['s', 'i', 'state', 'state']);
-    expect(argv.slice(0, 6)).toEqual(['g', '1-0', 'e1', 1, 0, 2]);
-    expect(argv.slice(6, 10)).toEqual(['HSET', 1, 2, 'e:e1']);
-    expect(Buffer.isBuffer(argv[10])).toBe(true);
-    expect((argv[10] as Buffer).toString('utf8')).toBe(state);
-    expect(argv.slice(11)).toEqual(['EXPIRE', 1, 1, 60]);
+    // No events: no group to pass over.
+    expect(argv.slice(0, 7)).toEqual(['g', '1-0', 'e1', 1, '', 0, 2]);
+    expect(argv.slice(7, 11)).toEqual(['HSET', 1, 2, 'e:e1']);
+    expect(Buffer.isBuffer(argv[11])).toBe(true);
+    expect((argv[11] as Buffer).toString('utf8')).toBe(state);
+    expect(argv.slice(12)).toEqual(['EXPIRE', 1, 1, 60]);
   });
 });
