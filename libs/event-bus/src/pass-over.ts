@@ -16,14 +16,16 @@ export function passOverArgument(kinds: Iterable<string>): string {
 
 /**
  * Lua, before the XADDs: the local `passing` lists `{group, entries-read}` for the groups named in `groupsArg` that
- * have read all of `stream` (none when the stream does not exist yet: it has no groups).
+ * have read all of `stream` (none when the stream does not exist yet, which `XINFO` answers with an error: it has no
+ * groups).
  */
 export function passOverBefore(stream: string, groupsArg: string): string {
   return `local passing = {}
-if ${groupsArg} ~= '' and redis.call('EXISTS', ${stream}) == 1 then
+local groups = ${groupsArg} ~= '' and redis.pcall('XINFO', 'GROUPS', ${stream})
+if groups and not groups.err then
   local named = {}
   for name in string.gmatch(${groupsArg}, '[^\\n]+') do named[name] = true end
-  for _, info in ipairs(redis.call('XINFO', 'GROUPS', ${stream})) do
+  for _, info in ipairs(groups) do
     local name, lag, read
     for j = 1, #info, 2 do
       local field = info[j]
