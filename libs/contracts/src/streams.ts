@@ -74,6 +74,7 @@ export const HANDLED_KINDS: Readonly<Partial<Record<ConsumerGroup, readonly Even
     EventKind.SendFailed,
     EventKind.SendUnknown,
     EventKind.SendDropped,
+    EventKind.KeywordLexiconVersioned,
   ],
   [ConsumerGroup.Outbound]: [EventKind.ActionSend, EventKind.MessageRecalled],
   [ConsumerGroup.Memory]: [EventKind.MessageDirect, EventKind.MessageObserved, EventKind.MessageSent],

@@ -197,4 +197,29 @@ describe('attention in the running scheduler', () => {
     expect(first.stale.payload.reason).toMatch(/^snoozed: .*about 猫/);
     expect((await lateDecided()) - counted).toBe(1);
   }, 60_000);
+
+  it("takes a group's new keyword set version in the group's order, and leaves a global set's to the timers", async () => {
+    // The decider's side (snoozed batches judged with an older version are judged again) is keyword-wake.spec.ts.
+    const entries = async (outcome: string) =>
+      (await app!.get(Metrics).registry.getSingleMetric('qunli_stream_entries_total')!.get()).values.find(
+        (v) =>
+          v.labels.group === ConsumerGroup.Scheduler &&
+          v.labels.kind === EventKind.KeywordLexiconVersioned &&
+          v.labels.outcome === outcome,
+      )?.value ?? 0;
+    const versioned = (groupId: string | null, scope: 'group' | 'global', ownerId: string) =>
+      makeEvent({
+        kind: EventKind.KeywordLexiconVersioned,
+        groupId,
+        source: 'scheduler',
+        payload: { scope, ownerId, version: 2, terms: 1, changedTermIds: ['t1'] },
+      });
+    const [handled, skipped] = [await entries('handled'), await entries('skipped')];
+    await log.append(versioned('60003', 'group', '60003'));
+    await log.append(versioned(null, 'global', 'global'));
+    await until('both read', async () => (await entries('handled')) - handled === 2, 10_000);
+    expect((await entries('skipped')) - skipped).toBe(0);
+    // Nothing was snoozed in either: no decision, and no state for the global partition's null group.
+    expect(await decisions('60003')).toEqual([]);
+  }, 30_000);
 });

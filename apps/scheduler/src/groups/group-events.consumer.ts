@@ -77,4 +77,15 @@ export class GroupEventsConsumer {
   onSendDropped(@Payload() event: EventEnvelope, @Ctx() ctx: StreamContext): Promise<void> {
     return this.runtime.handle(event, ctx);
   }
+
+  /**
+   * A group's or a thread's keyword set moved on: the group's snoozed batches judged with an older version are judged
+   * again (ADR 0020). A set of no group (global, persona, activity, game) has its versions in the global partition;
+   * it wakes nobody early, and snoozed batches wait for their own timers.
+   */
+  @EventPattern<string>(EventKind.KeywordLexiconVersioned)
+  async onLexiconVersioned(@Payload() event: EventEnvelope, @Ctx() ctx: StreamContext): Promise<void> {
+    if (event.groupId === null) return;
+    await this.runtime.handle(event, ctx);
+  }
 }
