@@ -64,7 +64,7 @@ export function commitArguments(input: CommitInput): { keys: string[]; argv: (st
     input.entryId,
     input.eventId,
     input.nowMs,
-    input.events.length > 0 ? passOverArgument(input.events.map((event) => event.kind)) : '',
+    passOverArgument(input.events.map((event) => event.kind)),
     input.events.length,
   ];
   for (const event of input.events) argv.push(event.kind, event.bytes, event.seal);

@@ -9,9 +9,12 @@ import { groupsPassedOver } from '@app/contracts';
  * pass over entries it wants. On a Redis without consumer-group lag (before 7.0) no group qualifies.
  */
 
-/** The script argument naming the groups a writer of `kinds` may pass over: names joined by newlines ('' for none). */
-export function passOverArgument(kinds: Iterable<string>): string {
-  return groupsPassedOver(kinds).join('\n');
+/**
+ * The script argument naming the groups a writer of `kinds` may pass over: names joined by newlines; '' for none, and
+ * for an append of nothing.
+ */
+export function passOverArgument(kinds: readonly string[]): string {
+  return kinds.length === 0 ? '' : groupsPassedOver(kinds).join('\n');
 }
 
 /**

@@ -22,8 +22,8 @@ export const EPISODE_STATE_TTL_SECONDS = 7 * 86400;
 //       acted marker (non-empty when the commit holds an action.send: the JSON list of the event ids the episode's
 //       replies covered), yield seq (non-empty: refuse when the control record's newest command is an interrupt
 //       with a greater seq, and return the record), the wakes of the events (`scriptWakes`: channels, partition),
-//       the groups to pass over (`passOverArgument`, ADR 0044), then kind/envelope/seal triples (the seal, ADR 0022, spares every reader class-validator: the envelopes were
-//       validated here).
+//       the groups to pass over (`passOverArgument`, ADR 0044), then kind/envelope/seal triples (the seal, ADR 0022,
+//       spares every reader class-validator: the envelopes were validated here).
 // Returns {1, newRev, control} committed (control: the control record as it was at the commit, or nil),
 // {0, rev} someone else moved the episode on, {-1, rev} the episode was stopped, {-2, rev, control} yielded to an
 // interrupt (nothing written).
@@ -152,7 +152,7 @@ export class EpisodeStateStore {
       options.yieldAfterSeq !== undefined ? options.yieldAfterSeq : '',
       // Outbound rests between reads while the log holds nothing for it: the commit that appends a send wakes it.
       ...scriptWakes(this.keys, p, events),
-      events.length > 0 ? passOverArgument(events.map((event) => event.kind)) : '',
+      passOverArgument(events.map((event) => event.kind)),
     ];
     for (const entry of sealed) args.push(entry.kind, entry.bytes, entry.seal);
     const [status, rev, control] = await (
