@@ -14,3 +14,4 @@ export * from './stream-wakes.js';
 export * from './episode-job-check.js';
 export * from './wire.js';
 export * from './pass-over.js';
+export * from './group-commit.js';

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConsumerGroup } from '@app/contracts';
-import type { BatchEntry, BatchHandler } from '@app/event-bus';
+import { GroupCommit, type BatchEntry, type BatchHandler } from '@app/event-bus';
 import { Metrics } from '@app/platform';
-import { GroupCommit } from './group-commit.js';
 import { ProjectionRepository } from './projection.repository.js';
 
 /** Projection lag spans milliseconds (steady state) to minutes (catching up after an outage). */

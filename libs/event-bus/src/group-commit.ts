@@ -16,10 +16,10 @@ interface Submission<T> {
 }
 
 /**
- * Group commit: batches handed in by several callers (one per partition reader) are written together, at most
- * `concurrency` writes at a time and at most one started per `intervalMs`. A partition with a few new entries no longer costs a transaction of
- * its own: at low rates most of a projector's time went to `BEGIN`/`COMMIT` round trips and per-statement
- * overhead for batches of one or two entries, for each of sixteen partitions.
+ * Group commit for batch consumers: batches handed in by several callers (one per partition reader) are written
+ * together, at most `concurrency` writes at a time and at most one started per `intervalMs`. A partition with a few
+ * new entries no longer costs a write of its own: at low rates most of a projector's time went to `BEGIN`/`COMMIT`
+ * round trips and per-statement overhead for batches of one or two entries, for each of sixteen partitions.
  *
  * When a shared write fails, each submission is written again on its own, so one poison batch fails only its own
  * caller (whose reader then retries it entry by entry) and the others go through.
