@@ -365,6 +365,58 @@ describe('PartitionReader', () => {
       real.disconnect();
     }
   }, 30_000);
+
+  it('in batch mode, lingering readers of several partitions read on one beat, however far apart they started (ADR 0045)', async () => {
+    const partitions = 4;
+    const keys = new Keyspace(prefix, partitions);
+    const lingerMs = 600;
+    const handled: { partition: number; at: number }[] = [];
+    const connections: Redis[] = [];
+    const log = { warn: () => undefined, error: () => undefined };
+    const readers = Array.from({ length: partitions }, (_, partition) => {
+      const blocking = redis.duplicate();
+      connections.push(blocking);
+      return new PartitionReader(
+        redis,
+        blocking,
+        keys,
+        'projector',
+        partition,
+        // A short block: between its reads a reader lingers, it does not wait inside a blocking read.
+        { ...TEST_READER_SETTINGS, lingerMs, blockMs: 20 },
+        {
+          mode: 'batch',
+          handler: {
+            handleBatch: (entries: BatchEntry[]) => {
+              for (const entry of entries) handled.push({ partition: entry.partition, at: performance.now() });
+              return Promise.resolve();
+            },
+          },
+        },
+        new BusMetrics(new Metrics('test', false)),
+        log,
+      );
+    });
+    const append = (partition: number, text: string) =>
+      redis.xadd(keys.stream(partition), '*', ...observedEntry(`30050${partition}`, text));
+    try {
+      // The readers start a quarter of the linger apart: a reader that lingered the whole time from its own last
+      // read would go on reading at four different moments.
+      for (const reader of readers) {
+        await reader.start();
+        await new Promise((resolve) => setTimeout(resolve, lingerMs / 4));
+      }
+      for (let partition = 0; partition < partitions; partition++) await append(partition, `entry ${partition}`);
+      await waitFor(() => handled.length === partitions);
+      expect(new Set(handled.map((h) => h.partition)).size).toBe(partitions);
+      const at = handled.map((h) => h.at);
+      // Together, give or take a blocking read and a loaded machine's timers; apart, they would span ≈ 450 ms.
+      expect(Math.max(...at) - Math.min(...at)).toBeLessThan(lingerMs / 4);
+    } finally {
+      for (const reader of readers) await reader.stop();
+      for (const connection of connections) connection.disconnect();
+    }
+  });
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -256,9 +256,11 @@ export class PartitionReader {
         const wanted = entries.length > 0 ? await this.handle(entries) : 0;
         // A batch consumer that got less than a full read waits for more to gather before it reads again: at a
         // low rate each read would otherwise return an entry or two, and every read is a wake-up, a round trip
-        // and a transaction's worth of fixed cost, for each of the partitions.
+        // and a transaction's worth of fixed cost, for each of the partitions. It waits until the next step of a
+        // beat its process's readers share (ADR 0045), so the partitions' short reads come back together and
+        // their batches share one write of the handler's group commit.
         if (this.dispatch.mode === 'batch' && entries.length < this.settings.readCount && this.settings.lingerMs > 0) {
-          await unlessAborted(sleep(this.settings.lingerMs), this.stopping.signal);
+          await unlessAborted(sleep(untilNextBeat(performance.now(), this.settings.lingerMs)), this.stopping.signal);
         }
         // A group that wants a few rare kinds (outbound) would otherwise wake for every entry of the log only to
         // skip it: it rests until a writer of its kinds wakes the partition, or its rest is up.
@@ -724,6 +726,16 @@ export class PartitionReader {
       await this.redis.zremrangebyrank(this.inbox, 0, -(INBOX_SIZE + 1));
     }
   }
+}
+
+/**
+ * How long a lingering batch reader waits: until the next multiple of `lingerMs` on the process's clock
+ * (`performance.now()`), never less than a millisecond. Every reader of the process lingering for the same time reads
+ * again at the same moment, wherever its last read fell; a reader that waited the whole `lingerMs` from its own
+ * last read would keep the phase its first entry gave it, and sixteen partitions would read at sixteen moments.
+ */
+export function untilNextBeat(nowMs: number, lingerMs: number): number {
+  return Math.max(1, lingerMs - (nowMs % lingerMs));
 }
 
 /** The value of a field of a stream entry (fields are name, value, name, value …). */

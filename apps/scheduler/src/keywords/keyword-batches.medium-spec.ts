@@ -863,6 +863,32 @@ describe('keyword batches when another writer or a crash gets in the way', () =>
     for (const id of crashedIds) expect(referenceIds).toContain(id);
   });
 
+  it('learns the batches several partitions hand in together in one learning, each in log order (ADR 0045)', async () => {
+    const events = generated(31, 120);
+    // Two partitions' batches: G2's events, and the rest (G1's and those of no group).
+    const first = events.filter((event) => event.groupId === G2);
+    const second = events.filter((event) => event.groupId !== G2);
+    expect(first.length).toBeGreaterThan(10);
+    expect(second.length).toBeGreaterThan(10);
+    const reference = world(frozenClock());
+    await baseline(reference);
+    await reference.reference.learnAll([...first, ...second]);
+
+    const w = world(frozenClock());
+    await baseline(w);
+    const commitBatch = w.store.commitBatch.bind(w.store);
+    let commits = 0;
+    w.store.commitBatch = (...args) => {
+      commits++;
+      return commitBatch(...args);
+    };
+    const entries = (list: EventEnvelope[], partition: number) =>
+      list.map((event, i) => ({ partition, entryId: `1-${i}`, event, deliveries: 1 }));
+    await Promise.all([w.batched.handleBatch(entries(first, 1)), w.batched.handleBatch(entries(second, 2))]);
+    expect(commits).toBe(1);
+    expect(await dump(w, { withEventStreams: false })).toEqual(await dump(reference, { withEventStreams: false }));
+  });
+
   it('takes a constant number of round trips per batch, however many events it holds', async () => {
     const { connection, commands } = counted();
     try {

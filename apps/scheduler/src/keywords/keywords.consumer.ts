@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { EventEnvelope } from '@app/contracts';
-import type { BatchEntry, BatchHandler } from '@app/event-bus';
+import { GroupCommit, type BatchEntry, type BatchHandler } from '@app/event-bus';
 import { Clock, Metrics } from '@app/platform';
 import { KeywordLexiconStore } from './keyword-lexicon.store.js';
 import { LEARNS_FROM, LearningBatch, learningInput, type LearningInput } from './learning-batch.js';
@@ -10,6 +10,8 @@ import { DEFAULT_LEXICON_POLICY, type LexiconPolicy } from './lexicon.rules.js';
 const CHUNK = 250;
 /** Reads a chunk may need: what its events name, what that revealed, the sets of the terms it revealed. */
 const READ_ROUNDS = 3;
+/** Least real time between the starts of two learnings: partitions' batches arriving meanwhile share one. */
+export const KEYWORDS_COMMIT_INTERVAL_MS = 20;
 
 /**
  * The `keywords` consumer group: reads every group stream in log order and keeps the lexicon learning: candidate
@@ -43,8 +45,21 @@ export class KeywordsConsumer implements BatchHandler {
     });
   }
 
-  async handleBatch(entries: BatchEntry[]): Promise<void> {
-    await this.learn(entries.map((entry) => entry.event));
+  /**
+   * The batches of this process's partition readers are learned together (ADR 0045): one read script and one commit
+   * for all of them rather than one each. One learning at a time, so two never compute from the same versions of a
+   * set (a `KeywordConflict` would send one back); a partition hands in its next batch only once its last is learned,
+   * so each partition's events are still learned in log order.
+   */
+  private readonly commits = new GroupCommit<EventEnvelope>({
+    write: (events) => this.learn(events),
+    intervalMs: KEYWORDS_COMMIT_INTERVAL_MS,
+    concurrency: 1,
+    maxItems: 4 * CHUNK,
+  });
+
+  handleBatch(entries: BatchEntry[]): Promise<void> {
+    return this.commits.submit(entries.map((entry) => entry.event));
   }
 
   /**
