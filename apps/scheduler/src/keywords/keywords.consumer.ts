@@ -12,6 +12,8 @@ const CHUNK = 250;
 const READ_ROUNDS = 3;
 /** Least real time between the starts of two learnings: partitions' batches arriving meanwhile share one. */
 export const KEYWORDS_COMMIT_INTERVAL_MS = 20;
+/** Learnings in flight at once (a conflict on a set both changed sends one back to be learned on fresh state). */
+const KEYWORDS_LEARNINGS_IN_FLIGHT = 4;
 
 /**
  * The `keywords` consumer group: reads every group stream in log order and keeps the lexicon learning: candidate
@@ -47,15 +49,15 @@ export class KeywordsConsumer implements BatchHandler {
 
   /**
    * The batches of this process's partition readers are learned together (ADR 0045): one read script and one commit
-   * for all of them rather than one each. One learning at a time, so two never compute from the same versions of a
-   * set (a `KeywordConflict` would send one back); a partition hands in its next batch only once its last is learned,
-   * so each partition's events are still learned in log order.
+   * for the batches waiting when a learning starts, rather than one each. A partition hands in its next batch only
+   * once its last is learned, so each partition's events are still learned in log order. Under saturation several
+   * learnings run at once, each of at most one chunk, so their round trips overlap as the partitions' did.
    */
   private readonly commits = new GroupCommit<EventEnvelope>({
     write: (events) => this.learn(events),
     intervalMs: KEYWORDS_COMMIT_INTERVAL_MS,
-    concurrency: 1,
-    maxItems: 4 * CHUNK,
+    concurrency: KEYWORDS_LEARNINGS_IN_FLIGHT,
+    maxItems: CHUNK,
   });
 
   handleBatch(entries: BatchEntry[]): Promise<void> {
