@@ -14,11 +14,13 @@ let keys: Keyspace;
 let store: TimerStore;
 let wheel: TimerWheel;
 let polls: number;
+/** When each poll started (`performance.now()`, the clock the wheel's beat is a multiple of). */
+let pollTimes: number[];
 /** Awaited after each poll's read when set: lets a test hold a poll open after it read. */
 let pollGate: Promise<void> | undefined;
 
-function spec(timerId: string, dueAt: number): TimerSpec {
-  return { timerId, purpose: 'debounce', dueAt, subjectEventId: `ev-${timerId}` };
+function spec(timerId: string, dueAt: number, urgent = false): TimerSpec {
+  return { timerId, purpose: 'debounce', dueAt, subjectEventId: `ev-${timerId}`, ...(urgent ? { urgent } : {}) };
 }
 
 /** Set a timer as a scheduler turn does: staged in a commit, then the commit's after-commit tasks. */
@@ -69,10 +71,12 @@ beforeEach(async () => {
   redis = testRedis();
   store = new TimerStore(redis, keys);
   polls = 0;
+  pollTimes = [];
   pollGate = undefined;
   const due = store.due.bind(store);
   store.due = async (...args) => {
     polls++;
+    pollTimes.push(performance.now());
     const found = await due(...args);
     if (pollGate) await pollGate;
     return found;
@@ -168,6 +172,68 @@ describe('TimerWheel on real Redis', () => {
     await wheel.start(PARTITION);
     await until('the timer to fire', sameIds(['whole']));
     await until('the orphan to go', async () => (await redis.zcard(keys.timers(PARTITION))) === 0);
+  });
+
+  describe('on a beat of 200 ms (ADR 0046)', () => {
+    const gap = 200;
+    let beatWheel: TimerWheel;
+
+    /** Start a wheel with this beat, and return once its first poll is a beat behind it. */
+    async function startOnBeat(clock = new Clock()): Promise<void> {
+      beatWheel = new TimerWheel(
+        store,
+        clock,
+        testConfig('scheduler', { QUNLI_TIMER_POLL_MS: gap }),
+        new Metrics('test', false),
+      );
+      await beatWheel.start(PARTITION);
+      await until('the first poll', () => polls === 1);
+      await new Promise((resolve) => setTimeout(resolve, gap));
+    }
+
+    /** Wait until 50 ms past a beat; a timer set now and due in 100 ms is due halfway between two beats. */
+    async function justAfterABeat(): Promise<void> {
+      const phase = performance.now() % gap;
+      await new Promise((resolve) => setTimeout(resolve, (gap + 50 - phase) % gap));
+    }
+
+    /** How far from a beat (a multiple of the gap, either side) the poll that fired the timer started. */
+    const offBeat = () => {
+      const phase = pollTimes.at(-1)! % gap;
+      return Math.min(phase, gap - phase);
+    };
+
+    afterEach(async () => {
+      await beatWheel.stop(PARTITION);
+    });
+
+    it('fires an ordinary timer at the first beat after it is due, with the polls of every partition', async () => {
+      await startOnBeat();
+      await justAfterABeat();
+      await commitTimer(spec('ambient', Date.now() + 100));
+      await until('the timer to fire', sameIds(['ambient']));
+      // At its due time the poll would start ≈ 152 ms into the beat, 48 ms from the next.
+      expect(offBeat()).toBeLessThan(25);
+    });
+
+    it('fires a timer someone waits on (urgent) at its due time, not at the beat', async () => {
+      await startOnBeat();
+      await justAfterABeat();
+      const setAt = performance.now();
+      await commitTimer(spec('direct', Date.now() + 100, true));
+      await until('the timer to fire', sameIds(['direct']));
+      expect(pollTimes.at(-1)! - setAt).toBeGreaterThanOrEqual(100);
+      expect(offBeat()).toBeGreaterThan(25);
+    });
+
+    it('fires every timer at its due time when the clock is so compressed that one beat is seconds of product time', async () => {
+      const clock = new Clock(10, Date.now());
+      await startOnBeat(clock);
+      await justAfterABeat();
+      await commitTimer(spec('compressed', clock.nowMs() + clock.product(100)));
+      await until('the timer to fire', sameIds(['compressed']));
+      expect(offBeat()).toBeGreaterThan(25);
+    });
   });
 
   it('stops: a stopped partition fires nothing', async () => {

@@ -103,7 +103,7 @@ export interface DuePoll {
  */
 @Injectable()
 export class TimerStore {
-  private readonly setListeners: ((partition: number, dueAt: number) => void)[] = [];
+  private readonly setListeners: ((partition: number, dueAt: number, urgent: boolean) => void)[] = [];
 
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
@@ -117,7 +117,7 @@ export class TimerStore {
    * Call `listener` with (partition, due time) for every timer this process sets, once the commit that set it
    * has applied: the wheel sleeps until the earliest timer it knows of, so it must hear of new ones.
    */
-  onSet(listener: (partition: number, dueAt: number) => void): void {
+  onSet(listener: (partition: number, dueAt: number, urgent: boolean) => void): void {
     this.setListeners.push(listener);
   }
 
@@ -127,7 +127,7 @@ export class TimerStore {
     ctx.stage('HSET', [this.keys.timerData(ctx.partition)], spec.timerId, JSON.stringify(stored));
     if (this.setListeners.length > 0) {
       ctx.afterCommit(() => {
-        for (const listener of this.setListeners) listener(ctx.partition, spec.dueAt);
+        for (const listener of this.setListeners) listener(ctx.partition, spec.dueAt, spec.urgent === true);
       });
     }
   }
