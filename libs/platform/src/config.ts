@@ -464,8 +464,9 @@ export class QunliConfig {
   QUNLI_EPISODE_RETRY_MS = 5000;
 
   /**
-   * The shortest gap (real ms) between two polls of one partition's durable timers (ADR 0032): the wheel sleeps
-   * until the next timer it knows of, so this only batches the timers of a busy partition.
+   * The shortest gap (real ms) between two polls of one partition's durable timers (ADR 0032), and the beat all
+   * partitions' polls share: the wheel sleeps until the next timer it knows of, and an ordinary timer fires at the
+   * first beat after it is due (ADR 0046; an urgent one at its due time).
    */
   @IsInt()
   @Min(10)
