@@ -11,7 +11,7 @@ const CHUNK = 250;
 /** Reads a chunk may need: what its events name, what that revealed, the sets of the terms it revealed. */
 const READ_ROUNDS = 3;
 /** Least real time between the starts of two learnings: partitions' batches arriving meanwhile share one. */
-export const KEYWORDS_COMMIT_INTERVAL_MS = 20;
+const KEYWORDS_COMMIT_INTERVAL_MS = 20;
 /** Learnings in flight at once (a conflict on a set both changed sends one back to be learned on fresh state). */
 const KEYWORDS_LEARNINGS_IN_FLIGHT = 4;
 

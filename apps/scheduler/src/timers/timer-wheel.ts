@@ -11,8 +11,8 @@ export const TIMER_SWEEP_MS = 1000;
 
 /**
  * The most product time an ordinary timer may fire late to wait for the shared beat (ADR 0046). At scale 1 the beat
- * (`QUNLI_TIMER_POLL_MS`, 100 ms) is well inside it; a compressed clock that would stretch the beat past it (scale
- * 3 and more with the default beat) wakes for each timer's due time, so a replay's timing means what it says.
+ * (`QUNLI_TIMER_POLL_MS`, 100 ms) is well inside it; a compressed clock that would stretch the beat past it (a
+ * scale above 2.5 with the default beat) wakes for each timer's due time, so a replay's timing means what it says.
  */
 export const BEAT_SLACK_PRODUCT_MS = 250;
 

@@ -114,8 +114,9 @@ export class TimerStore {
   }
 
   /**
-   * Call `listener` with (partition, due time) for every timer this process sets, once the commit that set it
-   * has applied: the wheel sleeps until the earliest timer it knows of, so it must hear of new ones.
+   * Call `listener` with (partition, due time, urgent) for every timer this process sets, once the commit that set
+   * it has applied: the wheel sleeps until the earliest timer it knows of, so it must hear of new ones, and wakes
+   * for an urgent one at its due time rather than on its beat (ADR 0046).
    */
   onSet(listener: (partition: number, dueAt: number, urgent: boolean) => void): void {
     this.setListeners.push(listener);
