@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -9,7 +8,7 @@ import { REPO_ROOT, sampleMessage } from '@app/testing';
 import { readIngressOutcomes, settled } from '../harness/ingress-metrics.js';
 import { groupMessage, OneBotLoad, round } from './load.js';
 import { caughtUp, groupBacklogs } from './backlog.js';
-import { BenchStack, processCpu } from './stack.js';
+import { BenchStack, cpuSpentMs, POSTGRES_COMMS, REDIS_COMMS, serverCpuMs } from './stack.js';
 import { ReverseWsLoad } from './ws-load.js';
 
 export const INGEST_TRANSPORTS = ['http', 'ws'] as const;
@@ -63,46 +62,6 @@ async function xaddCeiling(redisUrl: string, prefix: string, seconds: number): P
     await redis.quit();
   }
 }
-
-/**
- * CPU time (user + system, ms) used so far by every process whose command name is one of `comms`, by pid, from
- * `/proc/<pid>/stat`: the Postgres server's backends and helpers, or Redis. Other work on the same server counts
- * too (the machine may be shared), so the figure is an upper bound for this run; `cmdlineIncludes` keeps only the
- * processes whose title names it (a Postgres backend's title names its database).
- */
-function serverCpuMs(comms: readonly string[], cmdlineIncludes?: string): Map<number, number> {
-  const used = new Map<number, number>();
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return used; // Not Linux: no figure.
-  }
-  for (const pid of pids) {
-    const cpu = processCpu(pid);
-    if (!cpu || !comms.includes(cpu.comm)) continue;
-    try {
-      if (cmdlineIncludes !== undefined && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cmdlineIncludes)) {
-        continue;
-      }
-    } catch {
-      continue; // The process ended meanwhile.
-    }
-    used.set(Number(pid), cpu.ms);
-  }
-  return used;
-}
-
-/** CPU (ms) the processes in `after` used since `before` (a process started meanwhile counts whole). */
-function cpuSpentMs(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number | undefined {
-  if (after.size === 0) return undefined;
-  let spent = 0;
-  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
-  return spent;
-}
-
-const POSTGRES_COMMS = ['postgres'];
-const REDIS_COMMS = ['redis-server'];
 
 interface LocalCluster {
   url: string;

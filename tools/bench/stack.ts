@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { Redis } from 'ioredis';
@@ -37,6 +37,49 @@ export function processCpu(pid: number | string): { comm: string; ms: number } |
   } catch {
     return undefined;
   }
+}
+
+export const POSTGRES_COMMS = ['postgres'];
+export const REDIS_COMMS = ['redis-server'];
+
+/**
+ * CPU time (user + system, ms) used so far by every process whose command name is one of `comms`, by pid, from
+ * `/proc/<pid>/stat`: the Postgres server's backends and helpers, or Redis. Other work on the same server counts
+ * too (the machine may be shared), so the figure is an upper bound for this run; `cmdlineIncludes` keeps only the
+ * processes whose title names it (a Postgres backend's title names its database).
+ */
+export function serverCpuMs(comms: readonly string[], cmdlineIncludes?: string): Map<number, number> {
+  const used = new Map<number, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return used; // Not Linux: no figure.
+  }
+  for (const pid of pids) {
+    const cpu = processCpu(pid);
+    if (!cpu || !comms.includes(cpu.comm)) continue;
+    try {
+      if (cmdlineIncludes !== undefined && !readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(cmdlineIncludes)) {
+        continue;
+      }
+    } catch {
+      continue; // The process ended meanwhile.
+    }
+    used.set(Number(pid), cpu.ms);
+  }
+  return used;
+}
+
+/** CPU (ms) the processes in `after` used since `before` (a process started meanwhile counts whole). */
+export function cpuSpentMs(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+): number | undefined {
+  if (after.size === 0) return undefined;
+  let spent = 0;
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
+  return spent;
 }
 
 /** `QUNLI_*` settings of the bench's environment, but for the ones the bench sets for each run itself. */

@@ -2,7 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { FakeOneBot, LlmDouble } from '@app/testing';
 import { AmbientPacer, commandCalls, OneBotLoad, round } from './load.js';
-import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
+import {
+  BENCH_SECRET,
+  BENCH_SELF_ID,
+  BENCH_TOKEN,
+  BenchStack,
+  cpuSpentMs,
+  POSTGRES_COMMS,
+  REDIS_COMMS,
+  serverCpuMs,
+} from './stack.js';
 
 export interface SteadyOptions {
   /** Ambient messages per second, spread over `groups`. */
@@ -47,16 +56,37 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
     const pacer = new AmbientPacer(load, options.rate, options.groups);
     const started = performance.now();
     const end = options.warmupMs + options.measureMs;
-    let window: { cpu: Record<string, number>; calls: number; sent: number; at: number } | undefined;
+    // The backends serving this run's database alone (a shared machine's other databases left out).
+    const backends = ` ${new URL(stack.databaseUrl).pathname.slice(1)} `;
+    const servers = () => ({
+      postgresBackends: serverCpuMs(POSTGRES_COMMS, backends),
+      redis: serverCpuMs(REDIS_COMMS),
+    });
+    let window:
+      | {
+          cpu: Record<string, number>;
+          servers: ReturnType<typeof servers>;
+          calls: number;
+          sent: number;
+          at: number;
+        }
+      | undefined;
     while (performance.now() - started < end) {
       const elapsed = performance.now() - started;
       if (!window && elapsed >= options.warmupMs) {
-        window = { cpu: stack.cpuMs(), calls: await redisCalls(stack.redis), sent: pacer.sent, at: performance.now() };
+        window = {
+          cpu: stack.cpuMs(),
+          servers: servers(),
+          calls: await redisCalls(stack.redis),
+          sent: pacer.sent,
+          at: performance.now(),
+        };
       }
       pacer.step();
       await sleep(5);
     }
     const cpu = stack.cpuMs();
+    const serversAfter = servers();
     const calls = await redisCalls(stack.redis);
     const seconds = (performance.now() - window!.at) / 1000;
     const messages = pacer.sent - window!.sent;
@@ -74,6 +104,13 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
       cpuUsPerMessageTotal: round(Object.values(cpuUsPerMessage).reduce((a, b) => a + b, 0)),
       cpuPercent: Object.fromEntries(
         apps.map((app) => [app, round(((cpu[app]! - (window!.cpu[app] ?? 0)) / (seconds * 1000)) * 100)]),
+      ),
+      // Redis and this run's Postgres backends, which the apps' commands and queries keep busy.
+      serverCpuUsPerMessage: Object.fromEntries(
+        (['postgresBackends', 'redis'] as const).flatMap((server) => {
+          const spent = cpuSpentMs(window!.servers[server], serversAfter[server]);
+          return spent === undefined ? [] : [[server, round((spent * 1000) / messages)]];
+        }),
       ),
       redisCallsPerMessage: round((calls - window!.calls) / messages),
       measuredMs: round(seconds * 1000),
