@@ -417,6 +417,98 @@ describe('PartitionReader', () => {
       for (const connection of connections) connection.disconnect();
     }
   });
+
+  it('in batch mode, a read an entry woke between two beats of a trickle waits for the next beat with what came meanwhile; the first after a quiet spell and a read on the beat go at once (ADR 0047)', async () => {
+    const partitions = 3;
+    const keys = new Keyspace(`${prefix}:woken`, partitions);
+    const lingerMs = 600;
+    const batches: { partition: number; texts: string[]; at: number }[] = [];
+    const connections: Redis[] = [];
+    const log = { warn: () => undefined, error: () => undefined };
+    const readers = Array.from({ length: partitions }, (_, partition) => {
+      const blocking = redis.duplicate();
+      connections.push(blocking);
+      return new PartitionReader(
+        redis,
+        blocking,
+        keys,
+        'projector',
+        partition,
+        // A long block: the readers wait inside their blocking reads, and each entry below wakes one.
+        { ...TEST_READER_SETTINGS, lingerMs, blockMs: 10_000 },
+        {
+          mode: 'batch',
+          handler: {
+            handleBatch: (entries: BatchEntry[]) => {
+              batches.push({
+                partition: entries[0]!.partition,
+                texts: entries.map((entry) => (entry.event.payload as { text: string }).text),
+                at: performance.now(),
+              });
+              return Promise.resolve();
+            },
+          },
+        },
+        new BusMetrics(new Metrics('test', false)),
+        log,
+      );
+    });
+    const append = (partition: number, text: string) =>
+      redis.xadd(keys.stream(partition), '*', ...observedEntry(`30060${partition}`, text));
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    try {
+      for (const reader of readers) await reader.start();
+      await pause(200);
+      const texts = () => batches.reduce((n, batch) => n + batch.texts.length, 0);
+      const intoBeat = (share: number) => pause(lingerMs - (performance.now() % lingerMs) + lingerMs * share);
+
+      // A third of the way into a beat, after a quiet spell: the first entry of each partition goes at once.
+      await intoBeat(1 / 3);
+      const quietEnd = performance.now();
+      for (let partition = 0; partition < partitions; partition++) await append(partition, `first ${partition}`);
+      await waitFor(() => texts() === partitions);
+      for (const batch of batches) expect(batch.at - quietEnd).toBeLessThan(lingerMs / 4);
+      batches.length = 0;
+
+      // The partitions had entries a moment ago. A third of the way into the next beat, the readers have found their
+      // partitions empty on it and wait in blocking reads.
+      await intoBeat(1 / 3);
+      await append(0, 'a');
+      await pause(40);
+      await append(1, 'b');
+      await pause(40);
+      await append(2, 'c');
+      await pause(40);
+      await append(0, 'd');
+      await waitFor(() => texts() === 4);
+      // Partition 0's read woke at 'a' and took 'd' with it at the beat; handed over at once, 'a' would have gone alone.
+      expect(batches.map((batch) => [batch.partition, batch.texts])).toEqual(
+        expect.arrayContaining([
+          [0, ['a', 'd']],
+          [1, ['b']],
+          [2, ['c']],
+        ]),
+      );
+      expect(batches).toHaveLength(3);
+      // Each handed over just after a beat, together; at once, they would have come a third of the way in, 40 ms apart.
+      for (const batch of batches) expect(batch.at % lingerMs).toBeLessThan(lingerMs / 4);
+      const at = batches.map((batch) => batch.at);
+      expect(Math.max(...at) - Math.min(...at)).toBeLessThan(lingerMs / 4);
+
+      // The readers now linger until the next beat. What comes meanwhile is read on that beat without blocking and
+      // handed over at once, not held for another beat.
+      await pause(lingerMs / 2 - (performance.now() % lingerMs));
+      const appendedAt = performance.now();
+      await append(1, 'e');
+      await waitFor(() => batches.length === 4);
+      expect(batches[3]!.texts).toEqual(['e']);
+      expect(batches[3]!.at % lingerMs).toBeLessThan(lingerMs / 4);
+      expect(batches[3]!.at - appendedAt).toBeLessThan(lingerMs);
+    } finally {
+      for (const reader of readers) await reader.stop();
+      for (const connection of connections) connection.disconnect();
+    }
+  });
 });
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {

@@ -228,23 +228,19 @@ export class PartitionReader {
   private async run(): Promise<void> {
     await this.resumePending();
     this.startJanitor();
+    const beats = this.dispatch.mode === 'batch' && this.settings.lingerMs > 0;
+    // A lingering batch reader reads on the beat without blocking, and only a partition it found empty waits in a
+    // blocking read (ADR 0047). Every other reader always blocks.
+    let block = !beats;
+    /** When a read last returned entries (`performance.now()`). */
+    let lastEntriesAt = Number.NEGATIVE_INFINITY;
     while (this.running) {
       try {
         if (this.dispatch.mode === 'each') await this.lanes.belowSize(this.settings.maxHeld);
         else await this.sweepBatch();
         if (!this.running) break;
-        const read = this.blocking.xreadgroup(
-          'GROUP',
-          this.group,
-          CONSUMER,
-          'COUNT',
-          this.settings.readCount,
-          'BLOCK',
-          this.settings.blockMs,
-          'STREAMS',
-          this.stream,
-          '>',
-        ) as Promise<XReadReply>;
+        const blocked = block;
+        const read = this.readNew(this.settings.readCount, blocked);
         // A stop does not wait for the read: ioredis 5 never settles a command that was in flight when the
         // connection dropped if the connection is then closed while it reconnects (a Redis restart during a lease
         // loss), and a stop waiting for it would hold the lease heartbeat forever. Entries the abandoned read may
@@ -252,14 +248,32 @@ export class PartitionReader {
         read.catch(() => undefined);
         const reply = await unlessAborted(read, this.stopping.signal);
         if (!this.running) break;
-        const entries = this.entriesOf(reply, () => 1);
+        let entries = this.entriesOf(reply, () => 1);
+        if (beats) {
+          // What woke a blocking read of a partition that had entries a moment ago came between two beats: it waits
+          // for the next one, with whatever comes meanwhile (ADR 0047). At a low rate nearly every read was such a
+          // wake, and each, handed over at once, took a write of the handler's group commit of its own. The first
+          // entry after a quiet spell goes at once, as before: it may be the start of a burst, whose first batch is
+          // better small.
+          const now = performance.now();
+          const trickling = now - lastEntriesAt < this.settings.lingerMs * TRICKLE_BEATS;
+          if (entries.length > 0) lastEntriesAt = now;
+          if (trickling && blocked && entries.length > 0 && entries.length < this.settings.readCount) {
+            await unlessAborted(sleep(untilNextBeat(performance.now(), this.settings.lingerMs)), this.stopping.signal);
+            // What was read stays pending for whoever reads the partition next.
+            if (!this.running) break;
+            entries = entries.concat(await this.readMore(this.settings.readCount - entries.length));
+          }
+          block = entries.length === 0;
+          if (entries.length === 0) continue;
+        }
         const wanted = entries.length > 0 ? await this.handle(entries) : 0;
         // A batch consumer that got less than a full read waits for more to gather before it reads again: at a
         // low rate each read would otherwise return an entry or two, and every read is a wake-up, a round trip
         // and a transaction's worth of fixed cost, for each of the partitions. It waits until the next step of a
         // beat its process's readers share (ADR 0045), so the partitions' short reads come back together and
         // their batches share one write of the handler's group commit.
-        if (this.dispatch.mode === 'batch' && entries.length < this.settings.readCount && this.settings.lingerMs > 0) {
+        if (beats && entries.length < this.settings.readCount) {
           await unlessAborted(sleep(untilNextBeat(performance.now(), this.settings.lingerMs)), this.stopping.signal);
         }
         // A group that wants a few rare kinds (outbound) would otherwise wake for every entry of the log only to
@@ -273,6 +287,39 @@ export class PartitionReader {
         else this.fault(error);
         await sleep(500);
       }
+    }
+  }
+
+  /** New entries of the partition, up to `count`; `block`: wait up to `blockMs` for the first if there is none. */
+  private readNew(count: number, block: boolean): Promise<XReadReply> {
+    const { group, stream } = this;
+    const read = block
+      ? this.blocking.xreadgroup(
+          'GROUP',
+          group,
+          CONSUMER,
+          'COUNT',
+          count,
+          'BLOCK',
+          this.settings.blockMs,
+          'STREAMS',
+          stream,
+          '>',
+        )
+      : this.blocking.xreadgroup('GROUP', group, CONSUMER, 'COUNT', count, 'STREAMS', stream, '>');
+    return read as Promise<XReadReply>;
+  }
+
+  /**
+   * New entries, up to `count`, without blocking. A failed read returns none: what a held read got is handed over
+   * anyway, and the entries this read may have been delivered are swept up as lost ones (`sweepBatch`).
+   */
+  private async readMore(count: number): Promise<RawEntry[]> {
+    try {
+      return this.entriesOf(await this.readNew(count, false), () => 1);
+    } catch (error) {
+      this.fault(error);
+      return [];
     }
   }
 
@@ -727,6 +774,12 @@ export class PartitionReader {
     }
   }
 }
+
+/**
+ * A lingering batch reader whose partition had entries within this many beats holds what wakes its blocking read
+ * until the next beat (ADR 0047); after a longer quiet spell it hands the first entries over at once.
+ */
+export const TRICKLE_BEATS = 5;
 
 /**
  * How long a lingering batch reader waits: until the next multiple of `lingerMs` on the process's clock
