@@ -35,7 +35,9 @@ async function redisCalls(redis: Redis): Promise<number> {
  * CPU and Redis commands per ambient message at a steady, moderate rate, after a warm-up: the cost a deployment
  * pays per message when nothing batches (each partition's readers wake for an entry or two), which the ingest
  * bench, always saturated, does not show. The whole deployment of the latency bench runs (ingress, scheduler,
- * cognition, outbound, with an LLM double and a OneBot double); only ambient messages are sent.
+ * cognition, outbound, with an LLM double and a OneBot double); only ambient messages are sent. CPU is each app's,
+ * and Redis' and this run's Postgres backends' (`serverCpuUsPerMessage`; Redis' counts any other client of it on
+ * the machine too).
  */
 export async function steady(options: SteadyOptions): Promise<Record<string, unknown>> {
   const llm = await LlmDouble.start({ replyText: () => '好' });

@@ -492,7 +492,7 @@ describe('PartitionReader', () => {
         ]),
       );
       expect(batches).toHaveLength(3);
-      // Each handed over just after a beat, together; at once, they would have come a third of the way in, 40 ms apart.
+      // Each handed over at a beat, together; at once, they would have come a third of the way in, 40 ms apart.
       for (const batch of batches) expect(offBeat(batch.at)).toBeLessThan(lingerMs / 4);
       const at = batches.map((batch) => batch.at);
       expect(Math.max(...at) - Math.min(...at)).toBeLessThan(lingerMs / 4);
