@@ -6,11 +6,17 @@ import { bootstrap } from '@app/platform';
 import { SchedulerModule } from './scheduler.module.js';
 import { schedulerConsumerOptions } from './groups/scheduler-consumer.js';
 
-// The projector's search terms and keyword learning segment every message: load jieba before the first one.
-warmSegmenter();
-
-await bootstrap('scheduler', (config) => SchedulerModule.forRoot(config.QUNLI_PROJECTOR), {
-  configure: (app) => {
-    connectStreamConsumer(app, ConsumerGroup.Scheduler, schedulerConsumerOptions(app));
+await bootstrap(
+  'scheduler',
+  (config) => {
+    // The projector's search terms and keyword learning segment every message: load jieba before the first one, in
+    // the thread that runs them (the log thread loads its own; the decisions never segment).
+    if (config.QUNLI_PROJECTOR === 'inline') warmSegmenter();
+    return SchedulerModule.forRoot(config.QUNLI_PROJECTOR);
   },
-});
+  {
+    configure: (app) => {
+      connectStreamConsumer(app, ConsumerGroup.Scheduler, schedulerConsumerOptions(app));
+    },
+  },
+);

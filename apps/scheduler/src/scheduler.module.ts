@@ -26,8 +26,8 @@ export type ProjectorPlacement = 'thread' | 'inline';
 /**
  * The fast plane: the decider of every group event (event state machine, debounce, preemption), durable timers,
  * the fair dispatcher and episode control. It also hosts the projector, which keeps Postgres current from the log
- * (one consumer group with its own checkpoints): in a worker thread of its own (`QUNLI_PROJECTOR=thread`, the
- * default, ADR-0025) or on the main thread (`inline`).
+ * (one consumer group with its own checkpoints): on the main thread (`QUNLI_PROJECTOR=inline`, the default) or in a
+ * worker thread of its own (`thread`, ADR-0025).
  */
 @Module({
   imports: [

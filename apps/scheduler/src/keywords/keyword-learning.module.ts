@@ -9,8 +9,8 @@ const KEYWORDS_LINGER_MS = 200;
 
 /**
  * The `keywords` consumer group that learns the lexicon from the log (ADR-0020). It decides nothing the scheduler
- * waits for, so it runs beside the projector in the scheduler's log thread (ADR-0025), or on the main thread with
- * `QUNLI_PROJECTOR=inline`. Needs `PlatformModule` and `EventBusModule`.
+ * waits for, so it runs beside the projector: on the scheduler's main thread (`QUNLI_PROJECTOR=inline`, the
+ * default) or in its log thread (`thread`, ADR-0025). Needs `PlatformModule` and `EventBusModule`.
  */
 @Module({ providers: [KeywordLexiconStore, KeywordsConsumer] })
 export class KeywordLearningModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
