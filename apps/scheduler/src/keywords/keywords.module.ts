@@ -11,8 +11,7 @@ import { LiveKeywordLookup } from './live-keyword-lookup.js';
  * The dynamic keyword lexicon (ADR-0020): the persona seeding, the people's commands, the `KEYWORD_LOOKUP`
  * attention reads and — `forRoot({ learn: true })` — the `keywords` consumer group that learns it
  * (`KeywordLearningModule`; the scheduler runs it beside the projector, on its main thread or in its log thread,
- * ADR-0025). Needs `PlatformModule`
- * and `EventBusModule`.
+ * ADR-0025). Needs `PlatformModule` and `EventBusModule`.
  */
 @Module({
   imports: [PersonaModule],
