@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { parentPort } from 'node:worker_threads';
 import { NestFactory } from '@nestjs/core';
-import { warmSegmenter } from '@app/persistence';
 import { createLogger, loadConfig, Metrics } from '@app/platform';
 import { ProjectorHostModule } from './projector-host.module.js';
 import type { FromProjector, ToProjector } from './projector-thread.protocol.js';
@@ -17,8 +16,6 @@ const send = (message: FromProjector) => port.postMessage(message);
 
 try {
   const config = loadConfig('scheduler');
-  // Search terms and keyword learning segment every message: the dictionary is loaded before the first one.
-  warmSegmenter();
   const app = await NestFactory.createApplicationContext(ProjectorHostModule, {
     logger: createLogger('scheduler', config.QUNLI_LOG_LEVEL),
     abortOnError: false,

@@ -3,6 +3,7 @@ import { ConsumerGroup } from '@app/contracts';
 import { StreamConsumers, type RunningConsumer } from '@app/event-bus';
 import { ProjectionRepository } from './projection.repository.js';
 import { ProjectorService } from './read-models.projector.js';
+import { warmSegmenter } from './search-terms.js';
 import { StreamTrimmer } from './stream-trimmer.js';
 
 /** Entries the projector reads per partition at once: large batches make cheap transactions. */
@@ -28,6 +29,9 @@ export class ProjectorModule implements OnApplicationBootstrap, BeforeApplicatio
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // Search terms (and the keyword learning that runs beside the projector) segment every message: the thread that
+    // projects loads jieba before its first one, and no other thread of the process has to.
+    warmSegmenter();
     this.consumer = this.consumers.batch(ConsumerGroup.Projector, this.projector, {
       readCount: PROJECTOR_READ_COUNT,
       lingerMs: PROJECTOR_LINGER_MS,
