@@ -90,7 +90,13 @@ async function ensureService({ what, setting, url, defaultPort, probe, start, re
   if (first.state === 'refused') {
     throw new UserFacingError(`${what} at ${redact(url)} answered but refused us: ${first.reason}\n  ${refusedHint}`);
   }
-  const { host, port } = parseServiceUrl(url, defaultPort);
+  const { host, port, path } = parseServiceUrl(url, defaultPort);
+  if (path !== undefined) {
+    throw new UserFacingError(
+      `${what} at ${redact(url)} does not answer (${first.reason}).\n` +
+        `  npm run up starts a local ${what} on a TCP port only: start it on that socket yourself, or change ${setting}.`,
+    );
+  }
   if (!isLocalHost(host)) {
     throw new UserFacingError(
       `${what} at ${redact(url)} does not answer (${first.reason}).\n` +

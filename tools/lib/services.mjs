@@ -19,8 +19,21 @@ const START_TIMEOUT_MS = 30_000;
 /** Where Homebrew puts executables (Apple silicon, Intel); not always on PATH of a fresh shell. */
 const HOMEBREW_BIN_DIRS = ['/opt/homebrew/bin', '/usr/local/bin'];
 
-/** Host, port and credentials of a redis:// or postgres:// URL, with the protocol's default port. */
+/**
+ * Host, port and credentials of a redis:// or postgres:// URL, with the protocol's default port; for Redis on a Unix
+ * socket (`unix://[user:password@]/path/redis.sock[?db=N]`, as the apps take it) the socket's `path` instead.
+ */
 export function parseServiceUrl(url, defaultPort) {
+  const socket = /^unix:\/\/(?:([^@/]*)@)?(\/[^?]*)/i.exec(url);
+  if (socket) {
+    const [user = '', password = ''] = (socket[1] ?? '').split(/:(.*)/s);
+    return {
+      protocol: 'unix:',
+      path: decodeURIComponent(socket[2]),
+      user: decodeURIComponent(user),
+      password: decodeURIComponent(password),
+    };
+  }
   let parsed;
   try {
     parsed = new URL(url);
@@ -43,6 +56,7 @@ export function isLocalHost(host) {
 
 /** A URL safe to print: the password replaced by asterisks. */
 export function redact(url) {
+  if (/^unix:\/\//i.test(url)) return url.replace(/^(unix:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';
@@ -65,12 +79,15 @@ function respCommand(...parts) {
  * (a server answered but will not serve us, e.g. a wrong password).
  */
 export function pingRedis(url) {
-  const { protocol, host, port, user, password } = parseServiceUrl(url, 6379);
+  const { protocol, host, port, path, user, password } = parseServiceUrl(url, 6379);
   const commands = [];
   if (password !== '') commands.push(user !== '' ? respCommand('AUTH', user, password) : respCommand('AUTH', password));
   commands.push(respCommand('PING'));
   return new Promise((resolve) => {
-    const socket = protocol === 'rediss:' ? tls.connect({ host, port, servername: host }) : net.connect({ host, port });
+    const socket =
+      protocol === 'rediss:'
+        ? tls.connect({ host, port, servername: host })
+        : net.connect(path !== undefined ? { path } : { host, port });
     let replies = '';
     const finish = (result) => {
       socket.destroy();

@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { EventKind, Keyspace } from '@app/contracts';
+import { createRedis } from '@app/platform';
 import type { DecisionNote, FeedEntry, ThinkingStatus } from './simulator.js';
 
 /** Lines of the transcript read back from the log at start. */
@@ -73,7 +73,8 @@ export function watchThinking(
   keys: Keyspace,
   onChange: (status: ThinkingStatus) => void,
 ): () => Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  // `createRedis` reads every form of REDIS_URL the apps take (a Unix socket, a cluster's seeds).
+  const redis = createRedis(redisUrl, 'qunli-simulator-watch', { enableAutoPipelining: false });
   redis.on('error', () => undefined);
   const running = new Map<string, Set<string>>();
   let stopped = false;

@@ -43,6 +43,19 @@ describe('configuration', () => {
     expect(problems.join('\n')).toMatch(/QUNLI_GROUPS must be \* or a comma list of group ids/);
   });
 
+  it('takes a Redis Unix socket and names a socket URL it cannot use', () => {
+    const config = loadConfig('ingress', { env: { REDIS_URL: 'unix:///run/redis/redis.sock?db=2' }, cwd: empty });
+    expect(config.REDIS_URL).toBe('unix:///run/redis/redis.sock?db=2');
+    expect(problemsOf(() => loadConfig('ingress', { env: { REDIS_URL: 'unix://redis.sock' }, cwd: empty }))).toEqual([
+      'REDIS_URL names no socket: write unix:///absolute/path/to/redis.sock[?db=N]',
+    ]);
+    expect(
+      problemsOf(() => loadConfig('ingress', { env: { REDIS_URL: 'unix://:s3cret@/run/r.sock?db=x' }, cwd: empty })),
+    ).toEqual(['REDIS_URL\'s db must be a database number (got "x")']);
+    const [problem] = problemsOf(() => loadConfig('ingress', { env: { REDIS_URL: '/run/redis.sock' }, cwd: empty }));
+    expect(problem).toMatch(/^REDIS_URL must be .*a Unix socket \(unix:\/\/\/run\/redis\/redis\.sock\)/);
+  });
+
   it('ignores environment variables of other programs but not unknown QUNLI_ ones', () => {
     expect(() => loadConfig('ingress', { env: { HOME: '/root', PATH: '/bin' }, cwd: empty })).not.toThrow();
     expect(problemsOf(() => loadConfig('ingress', { env: { QUNLI_WHATEVER: '1' }, cwd: empty }))).toHaveLength(1);

@@ -15,6 +15,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
+import { redisTarget } from './redis.js';
 
 export const APP_NAMES = ['ingress', 'scheduler', 'cognition', 'outbound', 'life-director', 'tool'] as const;
 export type AppName = (typeof APP_NAMES)[number];
@@ -28,9 +29,9 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
  * Sources, later wins: defaults → `qunli.yaml` (or `QUNLI_CONFIG`) → environment.
  */
 export class QunliConfig {
-  @Matches(/^rediss?(\+cluster)?:\/\//i, {
+  @Matches(/^(rediss?(\+cluster)?:\/\/|unix:\/\/)/i, {
     message:
-      'must be a redis:// or rediss:// URL, or a Redis Cluster seed list (redis+cluster://host1:7001,host2:7002)',
+      'must be a redis:// or rediss:// URL, a Unix socket (unix:///run/redis/redis.sock), or a Redis Cluster seed list (redis+cluster://host1:7001,host2:7002)',
   })
   REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -810,6 +811,14 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
     const shown = JSON.stringify(converted[error.property] ?? null);
     const reasons = Object.values(error.constraints ?? {}).join(', ');
     problems.push(`${error.property} ${reasons} (got ${shown})`);
+  }
+  if (!problems.some((problem) => problem.startsWith('REDIS_URL '))) {
+    try {
+      redisTarget(config.REDIS_URL);
+    } catch (error) {
+      // The value is not repeated: it may carry a password.
+      problems.push((error as Error).message);
+    }
   }
   if (config.QUNLI_TIME_SCALE !== 1 && config.QUNLI_TIME_EPOCH === undefined) {
     problems.push(

@@ -30,4 +30,32 @@ describe('REDIS_URL', () => {
       ],
     });
   });
+
+  it('names a server on this machine by its Unix socket, with a database and credentials', () => {
+    expect(redisTarget('unix:///run/redis/redis.sock')).toEqual({
+      cluster: false,
+      socket: { path: '/run/redis/redis.sock' },
+    });
+    expect(redisTarget('UNIX:///var/run/redis%20a/r.sock?db=3')).toEqual({
+      cluster: false,
+      socket: { path: '/var/run/redis a/r.sock', db: 3 },
+    });
+    expect(redisTarget('unix://app:p%40ss:word@/tmp/r.sock')).toEqual({
+      cluster: false,
+      socket: { path: '/tmp/r.sock', username: 'app', password: 'p@ss:word' },
+    });
+    expect(redisTarget('unix://:pw@/tmp/r.sock?db=0')).toEqual({
+      cluster: false,
+      socket: { path: '/tmp/r.sock', db: 0, password: 'pw' },
+    });
+  });
+
+  it('refuses a socket URL without an absolute path or with a database that is not a number', () => {
+    for (const url of ['unix://', 'unix:///', 'unix://redis.sock', 'unix://host/tmp/r.sock', 'unix://:pw@']) {
+      expect(() => redisTarget(url)).toThrow('REDIS_URL names no socket');
+    }
+    for (const url of ['unix:///tmp/r.sock?db=', 'unix:///tmp/r.sock?db=-1', 'unix:///tmp/r.sock?db=1.5']) {
+      expect(() => redisTarget(url)).toThrow("REDIS_URL's db must be a database number");
+    }
+  });
 });

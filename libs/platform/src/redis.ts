@@ -3,16 +3,21 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 /** Where Redis is: one server, or the seed nodes of a Redis Cluster (any few of its masters). */
 export type RedisTarget =
   | { cluster: false; url: string }
+  | { cluster: false; socket: { path: string; db?: number; username?: string; password?: string } }
   | { cluster: true; nodes: { host: string; port: number }[]; tls: boolean; username?: string; password?: string };
 
 const CLUSTER_SCHEMES = /^(rediss?)\+cluster:\/\//i;
+const UNIX_SCHEME = /^unix:\/\//i;
 
 /**
  * `REDIS_URL` names one server (`redis://host:6379/0`, `rediss://…`) or a Redis Cluster by seed nodes, in either
  * form: `redis+cluster://[user:password@]host1:7001,host2:7002` (`rediss+cluster://` for TLS), or a comma list of
  * plain URLs `redis://host1:7001,redis://host2:7002` (credentials from the first). See docs/redis-cluster.md.
+ * A server on the same machine may be named by its Unix socket, `unix:///run/redis/redis.sock` (`?db=N`,
+ * `unix://:password@/path`): a command's round trip then skips the TCP stack on both ends (docs/operations.md).
  */
 export function redisTarget(url: string): RedisTarget {
+  if (UNIX_SCHEME.test(url)) return { cluster: false, socket: unixSocket(url) };
   const scheme = CLUSTER_SCHEMES.exec(url);
   if (!scheme && !url.includes(',')) return { cluster: false, url };
   const tls = scheme ? scheme[1]!.toLowerCase() === 'rediss' : url.startsWith('rediss://');
@@ -35,6 +40,30 @@ export function redisTarget(url: string): RedisTarget {
     tls,
     ...(username !== undefined && { username }),
     ...(password !== undefined && { password }),
+  };
+}
+
+/** `unix://[user:password@]/path/to/redis.sock[?db=N]`: the socket's absolute path, database and credentials. */
+function unixSocket(url: string): { path: string; db?: number; username?: string; password?: string } {
+  const rest = url.replace(UNIX_SCHEME, '');
+  const at = rest.startsWith('/') ? -1 : rest.indexOf('@');
+  const [user, pass] = at < 0 ? [] : rest.slice(0, at).split(/:(.*)/s);
+  // The host part is empty; a placeholder lets `URL` split the path from the query.
+  const parsed = new URL(`unix://socket${rest.slice(at + 1)}`);
+  const path = decodeURIComponent(parsed.pathname);
+  if (!rest.slice(at + 1).startsWith('/') || path === '/') {
+    throw new Error('REDIS_URL names no socket: write unix:///absolute/path/to/redis.sock[?db=N]');
+  }
+  const dbText = parsed.searchParams.get('db');
+  const db = dbText === null ? undefined : Number(dbText);
+  if (db !== undefined && !(dbText !== '' && Number.isInteger(db) && db >= 0)) {
+    throw new Error(`REDIS_URL's db must be a database number (got ${JSON.stringify(dbText)})`);
+  }
+  return {
+    path,
+    ...(db !== undefined && { db }),
+    ...(user && { username: decodeURIComponent(user) }),
+    ...(pass && { password: decodeURIComponent(pass) }),
   };
 }
 
@@ -61,7 +90,8 @@ export function createRedis(url: string, name: string, extra: RedisOptions = {})
     ...extra,
   };
   const target = redisTarget(url);
-  if (!target.cluster) return new Redis(url, options);
+  if (!target.cluster)
+    return 'socket' in target ? new Redis({ ...options, ...target.socket }) : new Redis(url, options);
   // No auto-pipelining on a cluster: ioredis batches per node and routes a batch by its first key it can find, so a
   // command whose key it cannot locate (XGROUP CREATE, a custom command) lands on a random node and its MOVED
   // reply is not followed (redis/ioredis#1890, #2075). Plain pipelines and Lua scripts stay within one slot here.
