@@ -73,7 +73,7 @@ export function watchThinking(
   keys: Keyspace,
   onChange: (status: ThinkingStatus) => void,
 ): () => Promise<void> {
-  // `createRedis` reads every form of REDIS_URL the apps take (a Unix socket, a cluster's seeds).
+  // `createRedis` reads REDIS_URL as the apps do: a Unix socket too. (A cluster's streams would need one read each.)
   const redis = createRedis(redisUrl, 'qunli-simulator-watch', { enableAutoPipelining: false });
   redis.on('error', () => undefined);
   const running = new Map<string, Set<string>>();
