@@ -57,5 +57,6 @@ describe('REDIS_URL', () => {
     for (const url of ['unix:///tmp/r.sock?db=', 'unix:///tmp/r.sock?db=-1', 'unix:///tmp/r.sock?db=1.5']) {
       expect(() => redisTarget(url)).toThrow("REDIS_URL's db must be a database number");
     }
+    expect(() => redisTarget('unix://:50%@/tmp/r.sock')).toThrow('REDIS_URL has a malformed %-escape');
   });
 });

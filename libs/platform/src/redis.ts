@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
-/** Where Redis is: one server, or the seed nodes of a Redis Cluster (any few of its masters). */
+/** Where Redis is: one server (by URL or Unix socket), or a Redis Cluster by seed nodes (any few of its masters). */
 export type RedisTarget =
   | { cluster: false; url: string }
   | { cluster: false; socket: { path: string; db?: number; username?: string; password?: string } }
@@ -14,7 +14,8 @@ const UNIX_SCHEME = /^unix:\/\//i;
  * form: `redis+cluster://[user:password@]host1:7001,host2:7002` (`rediss+cluster://` for TLS), or a comma list of
  * plain URLs `redis://host1:7001,redis://host2:7002` (credentials from the first). See docs/redis-cluster.md.
  * A server on the same machine may be named by its Unix socket, `unix:///run/redis/redis.sock` (`?db=N`,
- * `unix://:password@/path`): a command's round trip then skips the TCP stack on both ends (docs/operations.md).
+ * `unix://:password@/path`), which also reaches a Redis with no TCP port. A round trip then skips the TCP stack on
+ * both ends; a whole deployment measured no faster for it (ADR 0048).
  */
 export function redisTarget(url: string): RedisTarget {
   if (UNIX_SCHEME.test(url)) return { cluster: false, socket: unixSocket(url) };
@@ -50,7 +51,7 @@ function unixSocket(url: string): { path: string; db?: number; username?: string
   const [user, pass] = at < 0 ? [] : rest.slice(0, at).split(/:(.*)/s);
   // The host part is empty; a placeholder lets `URL` split the path from the query.
   const parsed = new URL(`unix://socket${rest.slice(at + 1)}`);
-  const path = decodeURIComponent(parsed.pathname);
+  const path = decoded(parsed.pathname);
   if (!rest.slice(at + 1).startsWith('/') || path === '/') {
     throw new Error('REDIS_URL names no socket: write unix:///absolute/path/to/redis.sock[?db=N]');
   }
@@ -62,9 +63,17 @@ function unixSocket(url: string): { path: string; db?: number; username?: string
   return {
     path,
     ...(db !== undefined && { db }),
-    ...(user && { username: decodeURIComponent(user) }),
-    ...(pass && { password: decodeURIComponent(pass) }),
+    ...(user && { username: decoded(user) }),
+    ...(pass && { password: decoded(pass) }),
   };
+}
+
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Error('REDIS_URL has a malformed %-escape (write a % in a password as %25)');
+  }
 }
 
 /** Whether `REDIS_URL` names a Redis Cluster. */
