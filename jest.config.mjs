@@ -47,11 +47,13 @@ export default {
     },
     {
       ...common,
-      // The bus's medium specs and the walking skeleton again, on a local 3-master Redis Cluster made for the run
-      // (docs/redis-cluster.md): proves every key family keeps its hash tag (no CROSSSLOT).
+      // The bus's medium specs, the simulator's stream watch and the walking skeleton again, on a local 3-master
+      // Redis Cluster made for the run (docs/redis-cluster.md): proves every key family keeps its hash tag (no
+      // CROSSSLOT).
       displayName: 'cluster',
       testMatch: [
         '<rootDir>/libs/event-bus/src/**/*.medium-spec.ts',
+        '<rootDir>/tools/simulator/stack-watch.medium-spec.ts',
         '<rootDir>/test/e2e/walking-skeleton.e2e-spec.ts',
       ],
       globalSetup: '<rootDir>/test/setup/cluster-global-setup.mjs',

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { EventKind, Keyspace } from '@app/contracts';
-import { createRedis } from '@app/platform';
+import { createRedis, isRedisCluster } from '@app/platform';
 import type { DecisionNote, FeedEntry, ThinkingStatus } from './simulator.js';
 
 /** Lines of the transcript read back from the log at start. */
@@ -64,6 +64,11 @@ export async function loadTranscript(databaseUrl: string, selfId: string): Promi
   }
 }
 
+/** How often the watch polls each stream on a Redis Cluster. */
+const CLUSTER_POLL_MS = 250;
+
+type StreamReply = [stream: string, entries: [id: string, fields: string[]][]][];
+
 /**
  * Follows the stack's event streams for `episode.started` / `episode.completed` and reports, per conversation,
  * whether the bot is thinking (an episode runs there). Returns the function that stops following.
@@ -73,19 +78,37 @@ export function watchThinking(
   keys: Keyspace,
   onChange: (status: ThinkingStatus) => void,
 ): () => Promise<void> {
-  // `createRedis` reads REDIS_URL as the apps do: a Unix socket too. (A cluster's streams would need one read each.)
+  // `createRedis` reads REDIS_URL as the apps do: a Unix socket or a cluster's seeds too.
   const redis = createRedis(redisUrl, 'qunli-simulator-watch', { enableAutoPipelining: false });
   redis.on('error', () => undefined);
+  const cluster = isRedisCluster(redisUrl);
   const running = new Map<string, Set<string>>();
   let stopped = false;
   const ids = Array.from({ length: keys.partitions }, () => '$');
   const streams = Array.from({ length: keys.partitions }, (_, p) => keys.stream(p));
 
+  /** What was appended since the last read: one blocking read of every stream, or on a cluster one poll each. */
+  const read = async (): Promise<StreamReply> => {
+    if (!cluster) return (await redis.xread('COUNT', 200, 'BLOCK', 1000, 'STREAMS', ...streams, ...ids)) ?? [];
+    // A cluster refuses one read of streams in different slots, and a blocking read would hold its node's connection
+    // for the other partitions' reads: each stream is polled on its own, from its last entry when the watch began.
+    await Promise.all(
+      ids.map(async (id, p) => {
+        if (id === '$') ids[p] = (await redis.xrevrange(streams[p]!, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+      }),
+    );
+    const replies = await Promise.all(
+      streams.map((stream, p) => redis.xread('COUNT', 200, 'STREAMS', stream, ids[p]!)),
+    );
+    const reply = replies.flatMap((r) => r ?? []);
+    if (reply.length === 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, CLUSTER_POLL_MS));
+    return reply;
+  };
+
   const loop = (async () => {
     while (!stopped) {
       try {
-        const reply = await redis.xread('COUNT', 200, 'BLOCK', 1000, 'STREAMS', ...streams, ...ids);
-        for (const [stream, entries] of reply ?? []) {
+        for (const [stream, entries] of await read()) {
           const p = streams.indexOf(stream);
           for (const [id, fields] of entries) {
             ids[p] = id;
