@@ -81,6 +81,8 @@ async function ensureDependencies() {
 
 /** Check one service; start it when it is down and local; stop with what to do when it cannot be had. */
 async function ensureService({ what, setting, url, defaultPort, probe, start, refusedHint }) {
+  // Read first: a URL the probe's client cannot parse is named here, not thrown from inside that client.
+  const { host, port, path } = parseServiceUrl(url, defaultPort, setting);
   step(`checking ${what} at ${redact(url)}…`);
   const first = await probe(url);
   if (first.state === 'up') {
@@ -90,7 +92,6 @@ async function ensureService({ what, setting, url, defaultPort, probe, start, re
   if (first.state === 'refused') {
     throw new UserFacingError(`${what} at ${redact(url)} answered but refused us: ${first.reason}\n  ${refusedHint}`);
   }
-  const { host, port, path } = parseServiceUrl(url, defaultPort);
   if (path !== undefined) {
     throw new UserFacingError(
       `${what} at ${redact(url)} does not answer (${first.reason}).\n` +

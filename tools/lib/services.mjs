@@ -20,33 +20,50 @@ const START_TIMEOUT_MS = 30_000;
 const HOMEBREW_BIN_DIRS = ['/opt/homebrew/bin', '/usr/local/bin'];
 
 /**
- * Host, port and credentials of a redis:// or postgres:// URL, with the protocol's default port; for Redis on a Unix
- * socket (`unix://[user:password@]/path/redis.sock[?db=N]`, as the apps take it) the socket's `path` instead.
+ * Host, port and credentials of a redis:// or postgres:// URL, with the protocol's default port; for a server on a
+ * Unix socket its `path` instead: Redis as `unix://[user:password@]/path/redis.sock[?db=N]` (as the apps take it, ADR
+ * 0048), PostgreSQL as pg takes it, a socket directory in `?host=/var/run/postgresql` or as an escaped host
+ * (`postgres://%2Fvar%2Frun%2Fpostgresql/qunli`).
  */
-export function parseServiceUrl(url, defaultPort) {
+export function parseServiceUrl(url, defaultPort, setting = 'the URL') {
   const socket = /^unix:\/\/(?:([^@/]*)@)?(\/[^?]*)/i.exec(url);
   if (socket) {
     const [user = '', password = ''] = (socket[1] ?? '').split(/:(.*)/s);
     return {
       protocol: 'unix:',
-      path: decodeURIComponent(socket[2]),
-      user: decodeURIComponent(user),
-      password: decodeURIComponent(password),
+      path: decoded(socket[2], setting),
+      user: decoded(user, setting),
+      password: decoded(password, setting),
     };
   }
   let parsed;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UserFacingError(`${url} is not a valid URL`);
+    throw new UserFacingError(`${setting} (${url}) is not a valid URL`);
   }
+  const credentials = { user: decoded(parsed.username, setting), password: decoded(parsed.password, setting) };
+  // pg lets `?host=` override the URL's host, and reads a host that starts with a slash as a socket directory.
+  const hostParam = /^postgres(ql)?:$/.test(parsed.protocol) ? parsed.searchParams.get('host') : null;
+  const host = hostParam || decoded(parsed.hostname, setting);
+  if (host.startsWith('/')) return { protocol: parsed.protocol, path: host, ...credentials };
   return {
     protocol: parsed.protocol,
-    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
+    host: host.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: parsed.port === '' ? defaultPort : Number(parsed.port),
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
+    ...credentials,
   };
+}
+
+/** A %-escaped part of a URL, decoded; a malformed escape is named without printing the URL (it may hold a password). */
+function decoded(part, setting) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new UserFacingError(
+      `${setting} has a malformed %-escape (a % not followed by two hex digits): write % as %25`,
+    );
+  }
 }
 
 /** Only a server on this machine is one `npm run up` may start. */

@@ -16,7 +16,7 @@ interface Probe {
   reason?: string;
 }
 const services = (await import(join(import.meta.dirname, 'services.mjs'))) as {
-  parseServiceUrl(url: string, defaultPort: number): ServiceUrl;
+  parseServiceUrl(url: string, defaultPort: number, setting?: string): ServiceUrl;
   redact(url: string): string;
   pingRedis(url: string): Promise<Probe>;
 };
@@ -39,6 +39,40 @@ describe('npm run up and a Redis on a Unix socket', () => {
     );
     expect(services.redact('unix://:pw@/run/redis.sock')).toBe('unix://:***@/run/redis.sock');
     expect(services.redact('unix:///run/redis.sock')).toBe('unix:///run/redis.sock');
+  });
+
+  it('reads a PostgreSQL socket directory as pg does, from ?host= or an escaped host', () => {
+    expect(services.parseServiceUrl('postgres://app:pw@localhost/qunli?host=/var/run/postgresql', 5432)).toEqual({
+      protocol: 'postgres:',
+      path: '/var/run/postgresql',
+      user: 'app',
+      password: 'pw',
+    });
+    expect(services.parseServiceUrl('postgres://%2Fvar%2Frun%2Fpostgresql/qunli', 5432)).toMatchObject({
+      path: '/var/run/postgresql',
+    });
+    // A `host` parameter that names a machine overrides the URL's host, as in pg.
+    expect(services.parseServiceUrl('postgres://localhost/qunli?host=db.internal', 5432)).toMatchObject({
+      host: 'db.internal',
+      port: 5432,
+    });
+    expect(services.parseServiceUrl('postgres://localhost:5433/qunli', 5432)).toMatchObject({
+      host: 'localhost',
+      port: 5433,
+    });
+  });
+
+  it('names a malformed %-escape and the setting it is in, without printing the password', () => {
+    for (const url of ['unix://:pa%zzss@/run/redis.sock', 'unix:///run/re%dis.sock', 'redis://:pa%zz@127.0.0.1:6379']) {
+      let message = '';
+      try {
+        services.parseServiceUrl(url, 6379, 'REDIS_URL');
+      } catch (error) {
+        message = (error as Error).message;
+        expect((error as Error).name).toBe('UserFacingError');
+      }
+      expect(message).toBe('REDIS_URL has a malformed %-escape (a % not followed by two hex digits): write % as %25');
+    }
   });
 
   it('pings through the socket, authenticating first, and says down when nothing listens there', async () => {
