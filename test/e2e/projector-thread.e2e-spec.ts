@@ -42,6 +42,19 @@ describe('the scheduler with its log thread', () => {
     expect(metrics.match(/^# TYPE process_cpu_seconds_total /gm)).toHaveLength(1);
   }, 120_000);
 
+  it("seeds the persona's interests, which the log thread does beside keyword learning", async () => {
+    // The seeder cuts text with jieba as keyword learning does, so it runs in the thread that loaded the dictionary
+    // (the main thread no longer loads a copy of its own); the log must carry its terms all the same.
+    const seeded = await stack.until('the seeded terms in event_log', async () => {
+      const { rows } = await stack.sql.query<{ n: string }>(
+        `SELECT count(*) AS n FROM event_log
+          WHERE kind = 'keyword.term.changed' AND envelope->'payload'->>'change' = 'seeded'`,
+      );
+      return Number(rows[0]?.n ?? 0) > 0 ? Number(rows[0]!.n) : undefined;
+    });
+    expect(seeded).toBeGreaterThan(0);
+  }, 60_000);
+
   it('loses nothing when the process is killed, and stops the thread with the process on SIGTERM', async () => {
     const scheduler = stack.app('scheduler');
     await scheduler.kill('SIGKILL');
