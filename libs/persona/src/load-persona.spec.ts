@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -42,10 +42,14 @@ describe('loadPersona', () => {
 
   it('says when the file is not YAML or not a mapping', () => {
     const dir = mkdtempSync(join(tmpdir(), 'persona-'));
-    writeFileSync(join(dir, 'broken.yaml'), 'identity: [unclosed');
-    writeFileSync(join(dir, 'list.yaml'), '- a\n- b\n');
-    expect(() => loadPersona(join(dir, 'broken.yaml'))).toThrow(expect.objectContaining({ code: 'PERSONA.INVALID' }));
-    expect(() => loadPersona(join(dir, 'list.yaml'))).toThrow(/must be a mapping/);
+    try {
+      writeFileSync(join(dir, 'broken.yaml'), 'identity: [unclosed');
+      writeFileSync(join(dir, 'list.yaml'), '- a\n- b\n');
+      expect(() => loadPersona(join(dir, 'broken.yaml'))).toThrow(expect.objectContaining({ code: 'PERSONA.INVALID' }));
+      expect(() => loadPersona(join(dir, 'list.yaml'))).toThrow(/must be a mapping/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   const REMOVE = Symbol('remove');

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './config.js';
@@ -13,7 +13,11 @@ function problemsOf(run: () => unknown): string[] {
   throw new Error('expected a ConfigError');
 }
 
-const empty = mkdtempSync(join(tmpdir(), 'qunli-config-'));
+/** Every directory these tests write, removed when they are done. */
+const root = mkdtempSync(join(tmpdir(), 'qunli-config-'));
+const empty = join(root, 'empty');
+mkdirSync(empty);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe('configuration', () => {
   it('has the operating contract defaults', () => {
@@ -62,7 +66,7 @@ describe('configuration', () => {
   });
 
   it('reads qunli.yaml, lets the environment win, and rejects unknown keys in the file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'qunli-config-'));
+    const dir = mkdtempSync(join(root, 'yaml-'));
     writeFileSync(join(dir, 'qunli.yaml'), 'QUNLI_PARTITIONS: 8\nQUNLI_NICKNAMES: 小满, 满满\nINGRESS_PORT: 9000\n');
     const config = loadConfig('ingress', { env: { INGRESS_PORT: '9100' }, cwd: dir });
     expect(config.QUNLI_PARTITIONS).toBe(8);
