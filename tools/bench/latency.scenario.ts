@@ -105,6 +105,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const cpuAfter = stack.cpuMs();
     const llmConnections = llm.connections - llmConnectionsBefore;
     const urgent = await urgentWaits(stack.url('scheduler'));
+    const sections = await promptSections(stack.url('cognition'));
     const decidedLate = await stack.counterTotal('scheduler', 'qunli_scheduler_ambient_late_total');
     const sentByThen = pacer.sent;
     running = false;
@@ -144,6 +145,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       // that carry its priority (two per @ here): the entries of its own group held before it when it was read, and
       // the time from its read to its own turn.
       schedulerUrgent: urgent,
+      // Inside the queue stage's prep, per episode (cognition's `/metrics`, whole run): the mean time of each prompt
+      // section provider, read side by side from Postgres; the episode waits for the slowest.
+      promptSectionMeanMs: sections,
       // Background messages the scheduler read more than QUNLI_AMBIENT_LATE_MS after they were sent and so judged
       // without their debounce wait (ADR 0038), per background message sent until the last @ was answered.
       ambientDecidedLatePerMessage: round(decidedLate / Math.max(1, sentByThen), 3),
@@ -179,6 +183,22 @@ async function urgentWaits(
     waitMeanMs: round((value('qunli_stream_urgent_wait_seconds_sum') / count) * 1000),
     turnMeanMs: round((value('qunli_stream_handler_seconds_sum') / value('qunli_stream_handler_seconds_count')) * 1000),
   };
+}
+
+/** The mean time of each prompt section provider that answered (`qunli_prompt_section_seconds{outcome="ok"}`), ms. */
+async function promptSections(cognitionUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${cognitionUrl}/metrics`)).text();
+  const totals = new Map<string, { sum: number; count: number }>();
+  for (const [, kind, labels, value] of text.matchAll(
+    /^qunli_prompt_section_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm,
+  )) {
+    if (!labels!.includes('outcome="ok"')) continue;
+    const section = /section="([^"]+)"/.exec(labels!)?.[1] ?? '?';
+    const total = totals.get(section) ?? { sum: 0, count: 0 };
+    total[kind as 'sum' | 'count'] += Number(value);
+    totals.set(section, total);
+  }
+  return Object.fromEntries([...totals].map(([section, t]) => [section, round((t.sum / t.count) * 1000)]));
 }
 
 /** Entries of every partition the scheduler's own consumer group has not handled yet. */

@@ -22,9 +22,23 @@ async function failuresOf(metrics: Metrics, section: string): Promise<number> {
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
+/** `qunli_prompt_section_seconds_count` by `section/outcome`. */
+async function timedOf(metrics: Metrics): Promise<Record<string, number>> {
+  const timed: Record<string, number> = {};
+  for (const line of (await metrics.scrape()).split('\n')) {
+    const found = /^qunli_prompt_section_seconds_count\{(.*)\} (\d+)$/.exec(line);
+    if (!found) continue;
+    const section = /section="([^"]+)"/.exec(found[1]!)![1];
+    const outcome = /outcome="([^"]+)"/.exec(found[1]!)![1];
+    timed[`${section}/${outcome}`] = Number(found[2]);
+  }
+  return timed;
+}
+
 describe('PromptContextService', () => {
   it('joins the sections of every provider, two providers of one section in registration order', async () => {
-    const service = new PromptContextService(new Metrics('cognition', false), [
+    const metrics = new Metrics('cognition', false);
+    const service = new PromptContextService(metrics, [
       provider('memory', () => Promise.resolve('【相关记忆】昨天聊了火锅')),
       provider('activity', () => Promise.resolve('【你正在做的事】在看书')),
       provider('memory', () => Promise.resolve('小明喜欢辣')),
@@ -34,6 +48,8 @@ describe('PromptContextService', () => {
       memory: '【相关记忆】昨天聊了火锅\n小明喜欢辣',
       activity: '【你正在做的事】在看书',
     });
+    // Every provider's time is observed, an empty answer included.
+    expect(await timedOf(metrics)).toEqual({ 'memory/ok': 2, 'activity/ok': 1, 'jargon/ok': 1 });
   });
 
   it('leaves out a provider that fails or is too slow, counts it, and clears the timeout of the others', async () => {
@@ -58,6 +74,7 @@ describe('PromptContextService', () => {
     expect(await failuresOf(metrics, 'sender')).toBe(1);
     expect(await failuresOf(metrics, 'jargon')).toBe(1);
     expect(await failuresOf(metrics, 'activity')).toBe(0);
+    expect(await timedOf(metrics)).toEqual({ 'sender/failed': 1, 'jargon/timeout': 1, 'activity/ok': 1 });
     // One per provider, the one that answered in time included.
     expect(cleared).toBe(3);
   });
