@@ -40,7 +40,7 @@ export function parseServiceUrl(url, defaultPort, setting = 'the URL') {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UserFacingError(`${setting} (${url}) is not a valid URL`);
+    throw new UserFacingError(`${setting} is not a valid URL`);
   }
   const credentials = { user: decoded(parsed.username, setting), password: decoded(parsed.password, setting) };
   // pg lets `?host=` override the URL's host, and reads a host that starts with a slash as a socket directory.
