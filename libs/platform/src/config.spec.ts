@@ -31,6 +31,26 @@ describe('configuration', () => {
     expect(config.llmOffline).toBe(true);
   });
 
+  it('refuses a DATABASE_URL that TypeORM could not read, and never shows a URL setting with its password', () => {
+    const bad = (env: Record<string, string>) => problemsOf(() => loadConfig('ingress', { env, cwd: empty }));
+    expect(bad({ DATABASE_URL: 'postgres://qunli:50%@127.0.0.1:5432/qunli' })).toEqual([
+      'DATABASE_URL has a malformed %-escape (write a % in a password as %25)',
+    ]);
+    expect(bad({ DATABASE_URL: 'postgres://qunli:pw@[::1/qunli' })).toEqual([
+      'DATABASE_URL is not a valid URL (postgres://user:password@host:5432/database)',
+    ]);
+    expect(bad({ REDIS_URL: 'redis://:50%@127.0.0.1:6379' })).toEqual([
+      'REDIS_URL has a malformed %-escape (write a % in a password as %25)',
+    ]);
+    const [shown] = bad({ DATABASE_URL: 'mysql://qunli:s3cret@db/qunli' });
+    expect(shown).toContain('"mysql://qunli:***@db/qunli"');
+    expect(shown).not.toContain('s3cret');
+    // A socket directory and an escaped password are what pg reads: both pass.
+    for (const url of ['postgres://qunli@localhost/qunli?host=/var/run/postgresql', 'postgres://q:p%25w@h/qunli']) {
+      expect(() => loadConfig('ingress', { env: { DATABASE_URL: url }, cwd: empty })).not.toThrow();
+    }
+  });
+
   it('names every bad and unknown setting in one error, with a suggestion for a typo', () => {
     const problems = problemsOf(() =>
       loadConfig('ingress', {

@@ -765,6 +765,34 @@ export interface LoadConfigOptions {
   cwd?: string;
 }
 
+/** Settings that hold a URL with a possible password, shown masked when refused. */
+const URL_SETTINGS = new Set(['REDIS_URL', 'DATABASE_URL']);
+
+/** `scheme://user:secret@host` → `scheme://user:***@host`; anything else as it is. */
+function maskedPassword(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
+}
+
+/**
+ * `DATABASE_URL` as TypeORM and pg will read it: a URL whose credentials and database name decode. Without this check
+ * a malformed `%`-escape reached TypeORM, which retried the connection forever on a bare `URIError`. The value is not
+ * repeated: it may carry a password.
+ */
+function databaseUrlProblem(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'DATABASE_URL is not a valid URL (postgres://user:password@host:5432/database)';
+  }
+  try {
+    for (const part of [parsed.username, parsed.password, parsed.hostname, parsed.pathname]) decodeURIComponent(part);
+  } catch {
+    return 'DATABASE_URL has a malformed %-escape (write a % in a password as %25)';
+  }
+  return undefined;
+}
+
 /**
  * Read, merge and validate the configuration for one app. Throws `ConfigError` naming every bad or unknown
  * setting at once, so a person fixes them in one go.
@@ -808,7 +836,11 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
 
   const config = plainToInstance(QunliConfig, converted, { exposeDefaultValues: true });
   for (const error of validateSync(config)) {
-    const shown = JSON.stringify(converted[error.property] ?? null);
+    const value = converted[error.property] ?? null;
+    // A URL setting may carry a password: it is shown masked.
+    const shown = JSON.stringify(
+      URL_SETTINGS.has(error.property) && typeof value === 'string' ? maskedPassword(value) : value,
+    );
     const reasons = Object.values(error.constraints ?? {}).join(', ');
     problems.push(`${error.property} ${reasons} (got ${shown})`);
   }
@@ -819,6 +851,10 @@ export function loadConfig(app: AppName, options: LoadConfigOptions = {}): Qunli
       // The value is not repeated: it may carry a password.
       problems.push((error as Error).message);
     }
+  }
+  if (!problems.some((problem) => problem.startsWith('DATABASE_URL '))) {
+    const problem = databaseUrlProblem(config.DATABASE_URL);
+    if (problem) problems.push(problem);
   }
   if (config.QUNLI_TIME_SCALE !== 1 && config.QUNLI_TIME_EPOCH === undefined) {
     problems.push(

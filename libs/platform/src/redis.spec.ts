@@ -59,4 +59,18 @@ describe('REDIS_URL', () => {
     }
     expect(() => redisTarget('unix://:50%@/tmp/r.sock')).toThrow('REDIS_URL has a malformed %-escape');
   });
+
+  it('refuses a malformed %-escape in the credentials of a server or cluster URL, where ioredis would throw URIError', () => {
+    for (const url of [
+      'redis://:50%@127.0.0.1:6379',
+      'redis://us%zzer:pw@127.0.0.1:6379/0',
+      'redis+cluster://:5%0@a:7001,b:7002',
+    ]) {
+      expect(() => redisTarget(url)).toThrow('REDIS_URL has a malformed %-escape');
+    }
+    expect(redisTarget('redis://:p%40ss@127.0.0.1:6379')).toEqual({
+      cluster: false,
+      url: 'redis://:p%40ss@127.0.0.1:6379',
+    });
+  });
 });

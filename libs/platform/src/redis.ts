@@ -20,7 +20,7 @@ const UNIX_SCHEME = /^unix:\/\//i;
 export function redisTarget(url: string): RedisTarget {
   if (UNIX_SCHEME.test(url)) return { cluster: false, socket: unixSocket(url) };
   const scheme = CLUSTER_SCHEMES.exec(url);
-  if (!scheme && !url.includes(',')) return { cluster: false, url };
+  if (!scheme && !url.includes(',')) return { cluster: false, url: checkedUrl(url) };
   const tls = scheme ? scheme[1]!.toLowerCase() === 'rediss' : url.startsWith('rediss://');
   const seeds = scheme
     ? url.slice(scheme[0].length).split(',')
@@ -30,8 +30,8 @@ export function redisTarget(url: string): RedisTarget {
   const nodes = seeds.map((seed, i) => {
     const parsed = new URL(`redis://${seed.trim()}`);
     if (i === 0 && parsed.password !== '') {
-      password = decodeURIComponent(parsed.password);
-      if (parsed.username !== '') username = decodeURIComponent(parsed.username);
+      password = decoded(parsed.password);
+      if (parsed.username !== '') username = decoded(parsed.username);
     }
     return { host: parsed.hostname, port: parsed.port === '' ? 6379 : Number(parsed.port) };
   });
@@ -66,6 +66,19 @@ function unixSocket(url: string): { path: string; db?: number; username?: string
     ...(user && { username: decoded(user) }),
     ...(pass && { password: decoded(pass) }),
   };
+}
+
+/** One server's URL as ioredis will read it: its credentials must decode (ioredis would throw a bare URIError). */
+function checkedUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url; // not a URL ioredis parses either: the configuration's own check names it
+  }
+  decoded(parsed.username);
+  decoded(parsed.password);
+  return url;
 }
 
 function decoded(part: string): string {
