@@ -74,7 +74,7 @@ function checkedUrl(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    return url; // not a URL ioredis parses either: the configuration's own check names it
+    return url; // left to ioredis, as before this check
   }
   decoded(parsed.username);
   decoded(parsed.password);
