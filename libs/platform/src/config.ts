@@ -775,7 +775,7 @@ function maskedPassword(url: string): string {
 
 /**
  * `DATABASE_URL` as TypeORM and pg will read it: a URL whose credentials and database name decode. Without this check
- * a malformed `%`-escape reached TypeORM, which retried the connection forever on a bare `URIError`. The value is not
+ * a malformed `%`-escape reached TypeORM, which retried ten times, 3 s apart, on a bare `URIError`. The value is not
  * repeated: it may carry a password.
  */
 function databaseUrlProblem(url: string): string | undefined {
