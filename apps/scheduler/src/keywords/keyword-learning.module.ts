@@ -13,7 +13,8 @@ const KEYWORDS_LINGER_MS = 200;
  * The `keywords` consumer group that learns the lexicon from the log (ADR-0020), and the seeding of the persona's
  * interests at start. It decides nothing the scheduler waits for, so it runs beside the projector: on the
  * scheduler's main thread (`QUNLI_PROJECTOR=inline`, the default) or in its log thread (`thread`, ADR-0025). Both cut
- * text with jieba, so only the thread that runs them loads its dictionary (≈ 36 MB). Needs `PlatformModule` and
+ * text with jieba, so only the thread that runs them loads its dictionary (with the thread, the scheduler's RSS at start
+ * was ≈ 45 MB lower once the main thread stopped loading a copy: docs/BENCHMARKS.md). Needs `PlatformModule` and
  * `EventBusModule`.
  */
 @Module({ imports: [PersonaModule], providers: [KeywordLexiconStore, KeywordSeeder, KeywordsConsumer] })
