@@ -79,6 +79,7 @@ const SCENARIOS: Record<string, Scenario> = {
       messages: number(flags, 'messages', 10_000),
       groups: number(flags, 'groups', 20),
       queries: number(flags, 'queries', 1000),
+      history: number(flags, 'history', 0),
     }),
   scale: (flags) =>
     scale({

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
+import type pg from 'pg';
 import {
   EventKind,
   Keyspace,
@@ -12,8 +13,8 @@ import {
   type PromptContextProvider,
 } from '@app/contracts';
 import { EventBusModule, EventLog } from '@app/event-bus';
-import { MemoryContextModule } from '@app/memory';
-import { PersistenceModule } from '@app/persistence';
+import { MemoryContextModule, MemoryMessagesRepository, queryWords } from '@app/memory';
+import { PersistenceModule, searchTerms } from '@app/persistence';
 import { Metrics, PlatformModule } from '@app/platform';
 import { sampleMessage, testConfig, UtilsLlmDouble, type ChatCompletionBody } from '@app/testing';
 import { percentile, round } from './load.js';
@@ -23,6 +24,8 @@ export interface MemoryRecallOptions {
   messages: number;
   groups: number;
   queries: number;
+  /** Older messages written straight into the first group's event memory: a group with a long history. */
+  history: number;
 }
 
 const MAJORS = ['计算机', '新闻传播', '数学', '法学', '临床医学', '建筑', '英语', '金融'];
@@ -94,6 +97,38 @@ async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 
     if (Date.now() > deadline) throw new Error(`memory-recall: timed out waiting for ${what}`);
     await sleep(250);
   }
+}
+
+/**
+ * `count` messages of `group` older than `before`, one every 5 s, written to `memory_messages` as the projector
+ * writes them (the table's trigger fills the search vector). Lines repeat, so each text is segmented once.
+ */
+async function seedHistory(sql: pg.Client, group: number, count: number, before: number): Promise<void> {
+  const terms = new Map<string, string>();
+  for (let from = 0; from < count; from += 10_000) {
+    const rows = Array.from({ length: Math.min(10_000, count - from) }, (_, k) => {
+      const i = from + k;
+      const { userId, name, text } = line(group, i);
+      let cut = terms.get(text);
+      if (cut === undefined) terms.set(text, (cut = searchTerms(text)));
+      return { id: `history-${i}`, userId, name, sentAt: new Date(before - (count - i) * 5000), text, terms: cut };
+    });
+    await sql.query(
+      `INSERT INTO memory_messages (event_id, group_id, user_id, display_name, from_self, sent_at, text, terms)
+       SELECT id, $1, u, n, false, t, x, w
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[]) AS r(id, u, n, t, x, w)`,
+      [
+        String(700_000 + group),
+        rows.map((r) => r.id),
+        rows.map((r) => r.userId),
+        rows.map((r) => r.name),
+        rows.map((r) => r.sentAt),
+        rows.map((r) => r.text),
+        rows.map((r) => r.terms),
+      ],
+    );
+  }
+  await sql.query('ANALYZE memory_messages');
 }
 
 /**
@@ -175,6 +210,13 @@ export async function memoryRecall(options: MemoryRecallOptions): Promise<Record
         'SELECT (SELECT count(*)::int FROM memory_summaries) AS summaries, (SELECT count(*)::int FROM memory_facts) AS facts',
       )
     ).rows as [{ summaries: number; facts: number }];
+    if (counts.summaries === 0) {
+      throw new Error(
+        `memory-recall: no summary was stored after ${llm.calls} utils-model calls (were the double's answers refused?)`,
+      );
+    }
+
+    if (options.history > 0) await seedHistory(stack.sql, 0, options.history, start);
 
     const config = testConfig('tool', {
       DATABASE_URL: stack.databaseUrl,
@@ -215,13 +257,34 @@ export async function memoryRecall(options: MemoryRecallOptions): Promise<Record
       latencies.push(performance.now() - started);
     }
     latencies.sort((a, b) => a - b);
+
+    // The first group's older messages alone, searched as the memory section does.
+    const messages = context.get(MemoryMessagesRepository);
+    const searchTimes: number[] = [];
+    for (let q = 0; q < options.queries; q++) {
+      const text = pick(QUESTIONS, q)
+        .replace('{n}', line(0, q + 3).name)
+        .replace('{c}', pick(CITIES, q))
+        .replace('{f}', pick(FOODS, q));
+      const started = performance.now();
+      await messages.search('700000', queryWords(text), { skipRecent: 12, limit: 3, before: new Date() });
+      searchTimes.push(performance.now() - started);
+    }
+    searchTimes.sort((a, b) => a - b);
+    const [{ n: groupMessages }] = (
+      await stack.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM memory_messages WHERE group_id = '700000'`)
+    ).rows as [{ n: number }];
     const tokens = llm.promptTokens + llm.completionTokens;
     return {
       retrievalP99Ms: round(percentile(latencies, 99), 2),
       retrievalP50Ms: round(percentile(latencies, 50), 2),
       utilsTokensPer1kMessages: round(tokens / (written / 1000), 0),
       utilsCallsPer1kMessages: round(llm.calls / (written / 1000), 1),
+      messageSearchP50Ms: round(percentile(searchTimes, 50), 2),
+      messageSearchP99Ms: round(percentile(searchTimes, 99), 2),
+      firstGroupMessages: groupMessages,
       messages: written,
+      history: options.history,
       groups: options.groups,
       queries: options.queries,
       summaries: counts.summaries,

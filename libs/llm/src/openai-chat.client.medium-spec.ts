@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LlmDouble, testConfig } from '@app/testing';
+import { LlmDouble, testConfig, UtilsLlmDouble } from '@app/testing';
 import { OpenAiChatClient } from './openai-chat.client.js';
 
 function client(double: LlmDouble, env: Record<string, string | number> = {}): OpenAiChatClient {
@@ -40,4 +40,38 @@ describe('OpenAiChatClient connections', () => {
     expect((await llm.complete(ASK)).content).toBe('在看书');
     expect(double.connections).toBe(2);
   }, 20_000);
+});
+
+/** The utils double (benchmarks' memory and jargon model) answers the client streamed and not. */
+describe('OpenAiChatClient against the utils double', () => {
+  let double: UtilsLlmDouble;
+
+  beforeEach(async () => {
+    double = await UtilsLlmDouble.start((tool) => ({ tool, summary: '在聊火锅' }));
+  });
+
+  afterEach(async () => {
+    await double.close();
+  });
+
+  it.each(['true', 'false'])('returns the tool call and its usage with QUNLI_LLM_STREAM=%s', async (stream) => {
+    const llm = new OpenAiChatClient(
+      testConfig('life-director', {
+        OPENAI_BASE_URL: double.baseUrl,
+        OPENAI_API_KEY: 'test',
+        QUNLI_LLM_STREAM: stream,
+      }),
+    );
+    const answer = await llm.complete({
+      role: 'utils',
+      messages: [{ role: 'user', content: '整理一下' }],
+      tools: [{ name: 'record_memory', description: '记录', parameters: { type: 'object', properties: {} } }],
+      toolChoice: 'required',
+    });
+    expect(answer.toolCalls.map((c) => [c.name, JSON.parse(c.arguments) as unknown])).toEqual([
+      ['record_memory', { tool: 'record_memory', summary: '在聊火锅' }],
+    ]);
+    expect(answer.usage.promptTokens).toBe(double.promptTokens);
+    expect(answer.usage.completionTokens).toBe(double.completionTokens);
+  });
 });

@@ -20,6 +20,7 @@ import { SchedulerTimersAndControls1796210000000 } from './migrations/1796210000
 import { ThreadsAndActors1796300000000 } from './migrations/1796300000000-threads-and-actors.js';
 import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-lexicon.js';
 import { LighterEventLog1796400000000 } from './migrations/1796400000000-lighter-event-log.js';
+import { MemoryMessageVectors1796500000000 } from './migrations/1796500000000-memory-message-vectors.js';
 import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
@@ -70,6 +71,7 @@ export const MIGRATIONS = [
   ThreadsAndActors1796300000000,
   KeywordLexicon1796310000000,
   LighterEventLog1796400000000,
+  MemoryMessageVectors1796500000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

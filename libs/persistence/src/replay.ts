@@ -64,6 +64,7 @@ export async function replay(dataSource: DataSource, options: ReplayOptions = {}
       await db.query(
         `CREATE TABLE ${quoteIdent(schema)}.${quoteIdent(name)} (LIKE ${quoteIdent(live)}.${quoteIdent(name)} INCLUDING ALL)`,
       );
+      await copyTriggers(db, live, schema, name);
     }
     // The writer names tables unqualified: they resolve to the scratch schema, `event_log` to the live one.
     await db.query(`SELECT set_config('search_path', $1, true)`, [`${quoteIdent(schema)}, ${quoteIdent(live)}`]);
@@ -106,6 +107,30 @@ async function foldArchive(
     await repository.rebuild(db, batch);
     total += rows.length;
     after = rows[rows.length - 1]!.seq;
+  }
+}
+
+/**
+ * `LIKE … INCLUDING ALL` copies no triggers; a column one fills (`memory_messages.search_vector`, ADR-0049) would
+ * stay empty in the scratch table. Each of the live table's own triggers is created again on the scratch one.
+ */
+async function copyTriggers(db: EntityManager, live: string, schema: string, table: string): Promise<void> {
+  const triggers = await db.query<{ definition: string }[]>(
+    `SELECT pg_get_triggerdef(t.oid) AS definition FROM pg_trigger t
+     WHERE t.tgrelid = to_regclass($1) AND NOT t.tgisinternal`,
+    [`${quoteIdent(live)}.${quoteIdent(table)}`],
+  );
+  for (const { definition } of triggers) {
+    const on = ` ON ${quoteIdent(live)}.${quoteIdent(table)} `;
+    const bare = ` ON ${live}.${table} `;
+    const target = ` ON ${quoteIdent(schema)}.${quoteIdent(table)} `;
+    const copied = definition.includes(on)
+      ? definition.replace(on, target)
+      : definition.includes(bare)
+        ? definition.replace(bare, target)
+        : null;
+    if (copied === null) throw new Error(`replay: cannot copy a trigger of ${live}.${table}: ${definition}`);
+    await db.query(copied);
   }
 }
 

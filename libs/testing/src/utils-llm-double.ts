@@ -23,8 +23,9 @@ export function estimateTokens(text: string): number {
 
 /**
  * A real HTTP chat-completions server for utils-model work (memory, jargon, details): every request that offers
- * tools is answered with a call of the first tool, its arguments from `answer`. Unlike `LlmDouble` it needs no
- * script, so a benchmark can run thousands of memory calls. Usage is reported with `estimateTokens`.
+ * tools is answered with a call of the first tool, its arguments from `answer`, as a stream when asked for one (the
+ * apps' default) and as one JSON answer otherwise. Unlike `LlmDouble` it needs no script, so a benchmark can run
+ * thousands of memory calls. Usage is reported with `estimateTokens`.
  */
 export class UtilsLlmDouble {
   calls = 0;
@@ -71,6 +72,24 @@ export class UtilsLlmDouble {
     const completion = estimateTokens(args) + 10;
     this.promptTokens += prompt;
     this.completionTokens += completion;
+    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const call = { id: `call_${this.calls}`, type: 'function', function: { name: tool, arguments: args } };
+    if (body.stream) {
+      // The apps stream by default (QUNLI_LLM_STREAM): the call in one chunk, then the finish, then the usage.
+      const base = { id: `chatcmpl-utils-${this.calls}`, object: 'chat.completion.chunk', created: 0, model: 'utils' };
+      const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+        ...base,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      });
+      const events: unknown[] = [
+        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }),
+        chunk({}, 'tool_calls'),
+      ];
+      if (body.stream_options?.include_usage) events.push({ ...base, choices: [], usage });
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n');
+      return;
+    }
     const text = JSON.stringify({
       id: `chatcmpl-utils-${this.calls}`,
       object: 'chat.completion',
@@ -83,13 +102,13 @@ export class UtilsLlmDouble {
             role: 'assistant',
             content: null,
             refusal: null,
-            tool_calls: [{ id: `call_${this.calls}`, type: 'function', function: { name: tool, arguments: args } }],
+            tool_calls: [call],
           },
           logprobs: null,
           finish_reason: 'tool_calls',
         },
       ],
-      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      usage,
     });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);

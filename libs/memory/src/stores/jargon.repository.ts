@@ -22,7 +22,7 @@ export class JargonRepository {
        SELECT w.word, w.docs, w.users, (
          SELECT count(*)::int FROM memory_messages o
          WHERE o.group_id <> $1 AND o.sent_at >= $2
-           AND to_tsvector('simple', coalesce(o.terms, '')) @@ to_tsquery('simple', quote_literal(w.word))
+           AND o.search_vector @@ to_tsquery('simple', quote_literal(w.word))
        ) AS elsewhere
        FROM words w
        WHERE NOT EXISTS (SELECT 1 FROM memory_jargon j WHERE j.group_id = $1 AND j.term = w.word)
@@ -49,7 +49,7 @@ export class JargonRepository {
     const rows = await this.dataSource.query<{ event_id: string; text: string }[]>(
       `SELECT event_id, text FROM memory_messages
        WHERE group_id = $1 AND NOT coalesce(from_self, false)
-         AND to_tsvector('simple', coalesce(terms, '')) @@ to_tsquery('simple', $2)
+         AND search_vector @@ to_tsquery('simple', $2)
        ORDER BY sent_at DESC LIMIT $3`,
       [groupId, query, limit],
     );

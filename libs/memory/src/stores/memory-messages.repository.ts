@@ -3,18 +3,18 @@ import type { RecalledMessage } from './memory.views.js';
 import { DataSource } from 'typeorm';
 import { anyWordQuery } from '../rules/query-words.rules.js';
 
-// The expression matches the index (`to_tsvector('simple', coalesce(terms, ''))`), so the planner can use it.
+// Ranks every match, reading each message's stored vector (ADR-0049); ties go to the newest, then the larger id.
 const SEARCH = `
   WITH recent AS (
     SELECT event_id FROM memory_messages WHERE group_id = $1 AND sent_at <= $5 ORDER BY sent_at DESC LIMIT $2
   ), q AS (SELECT to_tsquery('simple', $3) AS query)
   SELECT m.event_id, m.user_id, m.display_name, m.from_self, m.sent_at, m.text,
-         ts_rank(to_tsvector('simple', coalesce(m.terms, '')), q.query) AS rank
+         ts_rank(m.search_vector, q.query) AS rank
   FROM memory_messages m, q
   WHERE m.group_id = $1 AND m.sent_at <= $5
-    AND to_tsvector('simple', coalesce(m.terms, '')) @@ q.query
+    AND m.search_vector @@ q.query
     AND m.event_id NOT IN (SELECT event_id FROM recent)
-  ORDER BY rank DESC, m.sent_at DESC
+  ORDER BY rank DESC, m.sent_at DESC, m.event_id DESC
   LIMIT $4`;
 
 /**

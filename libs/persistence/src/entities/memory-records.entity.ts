@@ -5,9 +5,9 @@ import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from '../projec
 @Entity({ name: 'memory_messages' })
 @Index('memory_messages_group_sent_idx', ['groupId', 'sentAt'])
 @Index('memory_messages_user_idx', ['userId'])
-// A pg_trgm GIN index and a full-text expression index TypeORM cannot describe: made by the migration only.
+// A pg_trgm GIN index and a full-text GIN index TypeORM cannot describe: made by the migrations only.
 @Index('memory_messages_text_trgm_idx', { synchronize: false })
-@Index('memory_messages_terms_idx', { synchronize: false })
+@Index('memory_messages_vector_idx', { synchronize: false })
 export class MemoryMessageRecord implements MemoryMessageRow {
   @PrimaryColumn({ name: 'event_id', type: 'text', primaryKeyConstraintName: 'memory_messages_pkey' })
   eventId!: string;
@@ -33,9 +33,16 @@ export class MemoryMessageRecord implements MemoryMessageRow {
   @Column({ type: 'text', nullable: true })
   text!: string | null;
 
-  /** Space-separated search terms; indexed as `to_tsvector('simple', terms)`. */
+  /** Space-separated search terms; searched through `searchVector`. */
   @Column({ type: 'text', nullable: true })
   terms!: string | null;
+
+  /**
+   * `to_tsvector('simple', terms)`, kept by a trigger on insert and on every change of `terms` (ADR-0049): never
+   * written or read through the entity, only searched in SQL.
+   */
+  @Column({ name: 'search_vector', type: 'tsvector', nullable: true, select: false, insert: false, update: false })
+  searchVector?: never;
 }
 
 /** `memory_summaries`: running summaries of threads. */

@@ -205,11 +205,14 @@ export class ProjectionRepository {
     if (primary.join() !== rules.key.join()) {
       throw new Error(`${model}: entity key (${primary.join()}) differs from the projection key (${rules.key.join()})`);
     }
-    const columns = metadata.columns.map((column) => ({
-      property: column.propertyName,
-      name: quoteIdent(column.databaseName),
-      type: this.dataSource.driver.normalizeType(column),
-    }));
+    // A column the database fills itself (`memory_messages.search_vector`, by a trigger) is not written.
+    const columns = metadata.columns
+      .filter((column) => column.isInsert)
+      .map((column) => ({
+        property: column.propertyName,
+        name: quoteIdent(column.databaseName),
+        type: this.dataSource.driver.normalizeType(column),
+      }));
     const nameOf = (property: PropertyKey): string => {
       const column = columns.find((c) => c.property === property);
       if (!column) throw new Error(`${model}: the entity has no column for ${String(property)}`);
