@@ -21,6 +21,7 @@ import { ThreadsAndActors1796300000000 } from './migrations/1796300000000-thread
 import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-lexicon.js';
 import { LighterEventLog1796400000000 } from './migrations/1796400000000-lighter-event-log.js';
 import { MemoryMessageVectors1796500000000 } from './migrations/1796500000000-memory-message-vectors.js';
+import { MemoryPresenceIndex1796500000001 } from './migrations/1796500000001-memory-presence-index.js';
 import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
@@ -72,6 +73,7 @@ export const MIGRATIONS = [
   KeywordLexicon1796310000000,
   LighterEventLog1796400000000,
   MemoryMessageVectors1796500000000,
+  MemoryPresenceIndex1796500000001,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';
