@@ -97,7 +97,7 @@ describe('searching event memory', () => {
     await said(GROUP, 10, '小张 打游戏', 250, 'zhang');
     await said(GROUP, 10_000, '杭州 下雨', 250, 'hz');
 
-    // 干嘛 is in no message: the question's words all together find nothing, any two of them do.
+    // 干嘛 is in no message; the old message holds both other words, each newer one only one of them.
     expect(await search(['小张', '杭州', '干嘛'], { limit: 1 })).toEqual(['小张 说 下周 去 杭州 #0']);
     expect(await search(['小张', '杭州'], { limit: 1 })).toEqual(['小张 说 下周 去 杭州 #0']);
   });
