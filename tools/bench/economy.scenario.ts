@@ -21,6 +21,14 @@ export interface EconomyOptions {
   quietMs: number;
 }
 
+/**
+ * What a run counts ends this long in product time after the transcript's last event: a thread's idle summary comes
+ * `QUNLI_MEMORY_THREAD_IDLE_MINUTES` (20 by default) after its last message, and the two minutes more let it finish.
+ * A fixed product-time horizon makes the figures the same at any `--speed`; a wall-time quiet period alone counted
+ * more of the later work the faster the replay ran.
+ */
+const HORIZON_MS = 22 * 60_000;
+
 const TOKEN = 'economy-token';
 const SECRET = 'economy-secret';
 const PARTITIONS = 8;
@@ -82,6 +90,7 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
   let posted = 0;
   let refused = 0;
   let lateMsMax = 0;
+  let lastPostedAt = Date.now();
   try {
     await stack.start();
     const poster = new OneBotPoster(stack.url('ingress'), {
@@ -101,9 +110,15 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
       const taken = await poster.postUntilTaken({ ...event, time: Math.floor(clock.nowMs() / 1000) }, 30_000);
       posted += 1;
       if (!taken.taken) refused += 1;
+      lastPostedAt = Date.now();
     }
     const replaySeconds = (Date.now() - replayStart) / 1000;
     await poster.close();
+    // The horizon: the LLM calls and the memory work counted are those made before it.
+    await sleep(Math.max(0, HORIZON_MS / options.speed - (Date.now() - lastPostedAt)));
+    const horizonAt = Date.now();
+    const memoryCalls = await memoryCallsByWork(stack.url('life-director'));
+    const counted = llm.calls.filter((c) => c.at <= horizonAt);
     const keys = new Keyspace(stack.prefix, PARTITIONS);
     const settled = await quiescence(
       async () => {
@@ -148,20 +163,22 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
         answered: r.answered,
       })),
       episodes: episodes.rows,
-      llmCalls: llm.calls.length + llm.abandoned,
-      llmTokens: llm.totalTokens,
+      llmCalls: counted.length + llm.abandoned,
+      llmTokens: counted.reduce((sum, c) => sum + c.promptTokens + c.completionTokens, 0),
       deliveriesByTarget,
     });
     return {
       scenario: 'economy',
       ...figures,
-      memoryLlmCallsByWork: await memoryCallsByWork(stack.url('life-director')),
+      memoryLlmCallsByWork: memoryCalls,
       llmCallsByModel: Object.fromEntries(
-        [...new Set(llm.calls.map((c) => c.model))].map((model) => [
+        [...new Set(counted.map((c) => c.model))].map((model) => [
           model,
-          llm.calls.filter((c) => c.model === model).length,
+          counted.filter((c) => c.model === model).length,
         ]),
       ),
+      horizonMinutes: HORIZON_MS / 60_000,
+      llmCallsAfterHorizon: llm.calls.length - counted.length,
       privateSends: Object.entries(deliveriesByTarget)
         .filter(([t]) => t.startsWith('private:'))
         .reduce((sum, [, n]) => sum + n, 0),
