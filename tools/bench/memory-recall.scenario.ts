@@ -69,6 +69,14 @@ function line(group: number, i: number): { userId: string; name: string; text: s
 
 const QUESTIONS = ['{n}是什么专业的来着', '{n}喜欢吃什么', '谁下周要去{c}', '{n}最近要去哪', '上次说的{f}是谁喜欢'];
 
+/** The `q`-th question asked in `group`, about one of its people. */
+function question(group: number, q: number): string {
+  return pick(QUESTIONS, q)
+    .replace('{n}', line(group, q + 3).name)
+    .replace('{c}', pick(CITIES, q))
+    .replace('{f}', pick(FOODS, q));
+}
+
 /** A record_memory answer shaped like a real one: a summary and the facts the lines state. */
 function answer(tool: string, body: ChatCompletionBody): Record<string, unknown> {
   const content = body.messages?.[1]?.content;
@@ -240,11 +248,7 @@ export async function memoryRecall(options: MemoryRecallOptions): Promise<Record
     for (let q = 0; q < options.queries; q++) {
       const g = q % options.groups;
       const asker = line(g, q);
-      const subject = line(g, q + 3);
-      const text = pick(QUESTIONS, q)
-        .replace('{n}', subject.name)
-        .replace('{c}', pick(CITIES, q))
-        .replace('{f}', pick(FOODS, q));
+      const text = question(g, q);
       const request = {
         episodeId: `ep-${q}`,
         groupId: String(700_000 + g),
@@ -271,10 +275,7 @@ export async function memoryRecall(options: MemoryRecallOptions): Promise<Record
     const messages = context.get(MemoryMessagesRepository);
     const searchTimes: number[] = [];
     for (let q = 0; q < options.queries; q++) {
-      const text = pick(QUESTIONS, q)
-        .replace('{n}', line(0, q + 3).name)
-        .replace('{c}', pick(CITIES, q))
-        .replace('{f}', pick(FOODS, q));
+      const text = question(0, q);
       const started = performance.now();
       await messages.search('700000', queryWords(text), { skipRecent: 12, limit: 3, before: new Date() });
       searchTimes.push(performance.now() - started);

@@ -115,22 +115,18 @@ async function foldArchive(
  * stay empty in the scratch table. Each of the live table's own triggers is created again on the scratch one.
  */
 async function copyTriggers(db: EntityManager, live: string, schema: string, table: string): Promise<void> {
-  const triggers = await db.query<{ definition: string }[]>(
-    `SELECT pg_get_triggerdef(t.oid) AS definition FROM pg_trigger t
+  // `format('%I.%I')` names the table the way `pg_get_triggerdef` prints it: quoted only where it must be.
+  const triggers = await db.query<{ definition: string; source: string; target: string }[]>(
+    `SELECT pg_get_triggerdef(t.oid) AS definition, format(' ON %I.%I ', $2::text, $4::text) AS source,
+            format(' ON %I.%I ', $3::text, $4::text) AS target
+     FROM pg_trigger t
      WHERE t.tgrelid = to_regclass($1) AND NOT t.tgisinternal`,
-    [`${quoteIdent(live)}.${quoteIdent(table)}`],
+    [`${quoteIdent(live)}.${quoteIdent(table)}`, live, schema, table],
   );
-  for (const { definition } of triggers) {
-    const on = ` ON ${quoteIdent(live)}.${quoteIdent(table)} `;
-    const bare = ` ON ${live}.${table} `;
-    const target = ` ON ${quoteIdent(schema)}.${quoteIdent(table)} `;
-    const copied = definition.includes(on)
-      ? definition.replace(on, target)
-      : definition.includes(bare)
-        ? definition.replace(bare, target)
-        : null;
-    if (copied === null) throw new Error(`replay: cannot copy a trigger of ${live}.${table}: ${definition}`);
-    await db.query(copied);
+  for (const { definition, source, target } of triggers) {
+    if (!definition.includes(source))
+      throw new Error(`replay: cannot copy a trigger of ${live}.${table}: ${definition}`);
+    await db.query(definition.replace(source, target));
   }
 }
 

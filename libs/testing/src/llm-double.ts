@@ -360,32 +360,14 @@ export class LlmDouble {
     },
   ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const base = {
+    const events = completionChunks({
       id: `chatcmpl-double-${answer.n}`,
-      object: 'chat.completion.chunk',
-      created: 0,
       model: answer.model,
-    };
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-      ...base,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      content: answer.content,
+      calls: answer.calls.map((call, index) => ({ id: `call_${answer.n}_${index}`, ...call })),
+      finish: answer.finish,
+      usage: answer.usage,
     });
-    const events: unknown[] = [chunk({ role: 'assistant', content: '' })];
-    for (const piece of pieces(answer.content ?? '', 8)) events.push(chunk({ content: piece }));
-    answer.calls.forEach((call, index) => {
-      events.push(
-        chunk({
-          tool_calls: [
-            { index, id: `call_${answer.n}_${index}`, type: 'function', function: { name: call.name, arguments: '' } },
-          ],
-        }),
-      );
-      for (const piece of pieces(call.arguments, 16)) {
-        events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
-      }
-    });
-    events.push(chunk({}, answer.finish));
-    if (answer.usage) events.push({ ...base, choices: [], usage: answer.usage });
     for (const event of events) {
       if (res.destroyed) return;
       res.write(`data: ${JSON.stringify(event)}\n\n`);
@@ -440,6 +422,38 @@ export class LlmDouble {
       if (count >= this.waiters[i]!.count) this.waiters.splice(i, 1)[0]!.resolve();
     }
   }
+}
+
+/**
+ * A chat completion as the server-sent events a provider streams: the role, the content in pieces, each tool call's
+ * name and then its arguments in pieces, the finish reason, and the usage when the request asked for it.
+ */
+export function completionChunks(answer: {
+  id: string;
+  model: string;
+  content: string | null;
+  calls: { id: string; name: string; arguments: string }[];
+  finish: string;
+  usage: Record<string, number> | null;
+}): unknown[] {
+  const base = { id: answer.id, object: 'chat.completion.chunk', created: 0, model: answer.model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  const events: unknown[] = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of pieces(answer.content ?? '', 8)) events.push(chunk({ content: piece }));
+  answer.calls.forEach((call, index) => {
+    events.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
+    for (const piece of pieces(call.arguments, 16)) {
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    }
+  });
+  events.push(chunk({}, answer.finish));
+  if (answer.usage) events.push({ ...base, choices: [], usage: answer.usage });
+  return events;
 }
 
 function pieces(text: string, size: number): string[] {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody } from '@app/onebot';
-import type { ChatCompletionBody } from './llm-double.js';
+import { completionChunks, type ChatCompletionBody } from './llm-double.js';
 
 /** What the double answers for one tool call: the arguments object. */
 export type UtilsAnswer = (tool: string, body: ChatCompletionBody) => Record<string, unknown>;
@@ -75,17 +75,15 @@ export class UtilsLlmDouble {
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     const call = { id: `call_${this.calls}`, type: 'function', function: { name: tool, arguments: args } };
     if (body.stream) {
-      // The apps stream by default (QUNLI_LLM_STREAM): the call in one chunk, then the finish, then the usage.
-      const base = { id: `chatcmpl-utils-${this.calls}`, object: 'chat.completion.chunk', created: 0, model: 'utils' };
-      const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-        ...base,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      // The apps stream by default (QUNLI_LLM_STREAM).
+      const events = completionChunks({
+        id: `chatcmpl-utils-${this.calls}`,
+        model: body.model ?? 'utils-double',
+        content: null,
+        calls: [{ id: call.id, ...call.function }],
+        finish: 'tool_calls',
+        usage: body.stream_options?.include_usage ? usage : null,
       });
-      const events: unknown[] = [
-        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, ...call }] }),
-        chunk({}, 'tool_calls'),
-      ];
-      if (body.stream_options?.include_usage) events.push({ ...base, choices: [], usage });
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n');
       return;
