@@ -117,7 +117,7 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
     // The horizon: the LLM calls and the memory work counted are those made before it.
     await sleep(Math.max(0, HORIZON_MS / options.speed - (Date.now() - lastPostedAt)));
     const horizonAt = Date.now();
-    const memoryCalls = await memoryCallsByWork(stack.url('life-director'));
+    const memory = await memoryCalls(stack.url('life-director'));
     const counted = llm.calls.filter((c) => c.at <= horizonAt);
     const keys = new Keyspace(stack.prefix, PARTITIONS);
     const settled = await quiescence(
@@ -170,7 +170,8 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
     return {
       scenario: 'economy',
       ...figures,
-      memoryLlmCallsByWork: memoryCalls,
+      memoryLlmCallsByWork: memory.byWork,
+      memoryLlmCallsByOutcome: memory.byOutcome,
       llmCallsByModel: Object.fromEntries(
         [...new Set(counted.map((c) => c.model))].map((model) => [
           model,
@@ -203,12 +204,18 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
 }
 
 /** The life director's own count of utils-model calls by work (summaries, facts, jargon, activity detail). */
-async function memoryCallsByWork(url: string): Promise<Record<string, number>> {
+/** Memory's utils calls by work (summary, jargon) and by outcome (ok; invalid: an unusable answer; failed). */
+async function memoryCalls(
+  url: string,
+): Promise<{ byWork: Record<string, number>; byOutcome: Record<string, number> }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const byWork: Record<string, number> = {};
+  const byOutcome: Record<string, number> = {};
   for (const m of text.matchAll(/^qunli_memory_llm_calls_total\{([^}]*)\} (\S+)$/gm)) {
     const work = /work="([^"]*)"/.exec(m[1]!)?.[1] ?? 'unknown';
+    const outcome = /outcome="([^"]*)"/.exec(m[1]!)?.[1] ?? 'unknown';
     byWork[work] = (byWork[work] ?? 0) + Number(m[2]);
+    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + Number(m[2]);
   }
-  return byWork;
+  return { byWork, byOutcome };
 }

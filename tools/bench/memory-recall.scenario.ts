@@ -15,8 +15,9 @@ import {
 import { EventBusModule, EventLog } from '@app/event-bus';
 import { MemoryContextModule, MemoryMessagesRepository, queryWords } from '@app/memory';
 import { PersistenceModule, searchTerms } from '@app/persistence';
-import { Metrics, PlatformModule } from '@app/platform';
+import { Metrics, PlatformModule, QunliConfig } from '@app/platform';
 import { sampleMessage, testConfig, UtilsLlmDouble, type ChatCompletionBody } from '@app/testing';
+import { ordinaryWords } from '../harness/llm-provider.js';
 import { percentile, round } from './load.js';
 import { BENCH_SELF_ID, BenchStack } from './stack.js';
 
@@ -81,7 +82,7 @@ function question(group: number, q: number): string {
 function answer(tool: string, body: ChatCompletionBody): Record<string, unknown> {
   const content = body.messages?.[1]?.content;
   const prompt = typeof content === 'string' ? content : '';
-  if (tool === 'judge_jargon') return { is_jargon: false, meaning: '普通词语' };
+  if (tool === 'judge_jargon') return ordinaryWords(body);
   if (tool === 'write_detail') return { detail: '在看一本讲播客剪辑的书' };
   const facts: Record<string, unknown>[] = [];
   const lines = [...prompt.matchAll(/\[(\d+)\] (.+?)\((\d+)\)：(.*)/g)];
@@ -312,7 +313,7 @@ export async function memoryRecall(options: MemoryRecallOptions): Promise<Record
       summaries: counts.summaries,
       facts: counts.facts,
       memorySeconds: round(memorySeconds, 1),
-      summaryEvery: 30,
+      summaryEvery: Number(process.env.QUNLI_MEMORY_SUMMARY_EVERY ?? new QunliConfig().QUNLI_MEMORY_SUMMARY_EVERY),
       tokenEstimate: 'CJK characters + other characters / 4 (the double reports usage)',
     };
   } finally {

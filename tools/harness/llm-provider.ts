@@ -72,6 +72,19 @@ export function currentMessage(body: ChatBody): string {
   return answeredText(body as ChatCompletionBody);
 }
 
+/** `judge_jargon`'s arguments from a model that finds every word it was asked about (`词：…`) an ordinary one. */
+export function ordinaryWords(body: { messages?: { role: string; content?: unknown }[] }): {
+  verdicts: { term: string; is_jargon: false; meaning: string }[];
+} {
+  const prompt = (body.messages ?? [])
+    .filter((m) => m.role === 'user' && typeof m.content === 'string')
+    .map((m) => m.content as string)
+    .join('\n');
+  return {
+    verdicts: [...prompt.matchAll(/^词：(.+)$/gm)].map((m) => ({ term: m[1]!, is_jargon: false, meaning: '普通词语' })),
+  };
+}
+
 /** The planner's `reply` names the message by its `[msg_id]`; an older, single-call prompt wants the text. */
 function replyArguments(body: ChatBody, text: string): Record<string, string> {
   const reply = (body.tools ?? []).find((t) => t.function?.name === 'reply');
@@ -172,7 +185,8 @@ export class LlmProvider {
     const current = currentMessage(body);
     const text = (this.options.reply ?? ((c) => `嗯嗯，${c.slice(0, 20)}`))(current, body);
     const offered = new Set((body.tools ?? []).map((t) => t.function?.name));
-    // Memory's utils call asks for `record_memory`: a cooperating model records a summary (and here no facts).
+    // Memory's utils calls ask for `record_memory` or `judge_jargon`: a cooperating model records a summary (and here
+    // no facts), or calls every word it was asked about an ordinary one.
     const call = offered.has('reply')
       ? { name: 'reply', arguments: JSON.stringify(replyArguments(body, text)) }
       : offered.has('record_memory')
@@ -180,7 +194,9 @@ export class LlmProvider {
             name: 'record_memory',
             arguments: JSON.stringify({ summary: `群里在聊：${current.slice(0, 60)}`, facts: [] }),
           }
-        : null;
+        : offered.has('judge_jargon')
+          ? { name: 'judge_jargon', arguments: JSON.stringify(ordinaryWords(body)) }
+          : null;
     const offersReply = call !== null;
     const message = call
       ? {

@@ -352,7 +352,7 @@ export class QunliConfig {
   @IsInt()
   @Min(2)
   @Max(1000)
-  QUNLI_MEMORY_SUMMARY_EVERY = 30;
+  QUNLI_MEMORY_SUMMARY_EVERY = 60;
 
   /** A thread quiet this many product minutes is idle: what is not yet summarised is summarised. */
   @IsNumber()

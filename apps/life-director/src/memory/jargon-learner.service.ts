@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { EventKind, makeEvent, PRIORITY } from '@app/contracts';
 import { EventLog } from '@app/event-bus';
 import { ChatModel } from '@app/llm';
@@ -8,10 +8,10 @@ import {
   JargonRepository,
   JUDGE_JARGON_TOOL,
   MemoryBudget,
-  parseJargonVerdict,
+  parseJargonVerdicts,
 } from '@app/memory';
 import { Clock, QunliConfig } from '@app/platform';
-import { JargonMeaningJob, type JargonScanJob } from './memory-jobs.js';
+import { JargonMeaningsJob, type JargonScanJob } from './memory-jobs.js';
 import { MemoryQueues } from './memory-queues.js';
 
 /** How far back sightings count. */
@@ -22,9 +22,12 @@ const EXAMPLES = 8;
 /**
  * Jargon (ADR-0016): sightings are counted from event memory (people only, at least two of them); a word used
  * enough, and much more here than elsewhere, is judged once by the utils model: jargon with a meaning, or ordinary.
+ * A scan's words go to the model together, in one call.
  */
 @Injectable()
 export class JargonLearner {
+  private readonly logger = new Logger(JargonLearner.name);
+
   constructor(
     private readonly jargon: JargonRepository,
     private readonly budget: MemoryBudget,
@@ -42,29 +45,36 @@ export class JargonLearner {
       this.jargon.volume(job.groupId, since),
     ]);
     const picked = jargonCandidates(uses, volume, CANDIDATES_PER_SCAN);
-    for (const use of picked) {
-      await this.queues.jargonMeaning(
-        JargonMeaningJob.create({ groupId: job.groupId, term: use.word, sightings: use.docs, users: use.users }),
+    if (picked.length > 0) {
+      await this.queues.jargonMeanings(
+        JargonMeaningsJob.create({
+          groupId: job.groupId,
+          terms: picked.map((use) => ({ term: use.word, sightings: use.docs, users: use.users })),
+        }),
       );
     }
     return picked.map((p) => p.word);
   }
 
-  /** Returns the retry time when the group's budget is spent. */
-  async judge(job: JargonMeaningJob): Promise<{ deferredUntil?: Date; status?: string }> {
+  /**
+   * Judges a scan's words in one utils call (ADR 0051). A word the answer leaves out, or answers unusably, is not
+   * recorded, so a later scan asks about it again; an answer with no usable verdict is an error, and the job retries.
+   * Returns the retry time when the group's budget is spent.
+   */
+  async judge(job: JargonMeaningsJob): Promise<{ deferredUntil?: Date; status?: string }> {
     if (this.chat.kind === 'offline') return { status: 'offline' };
-    const examples = await this.jargon.examples(job.groupId, job.term, EXAMPLES);
-    if (examples.length === 0) return { status: 'no_examples' };
+    const found = await Promise.all(
+      job.terms.map(async (t) => ({ ...t, examples: await this.jargon.examples(job.groupId, t.term, EXAMPLES) })),
+    );
+    const asked = found.filter((t) => t.examples.length > 0);
+    if (asked.length === 0) return { status: 'no_examples' };
     const reservation = await this.budget.reserve(job.groupId, 'jargon');
     if (!reservation.granted) return { deferredUntil: reservation.retryAt };
     let response;
     try {
       response = await this.chat.complete({
         role: 'utils',
-        messages: jargonMessages(
-          job.term,
-          examples.map((e) => e.text),
-        ),
+        messages: jargonMessages(asked.map((t) => ({ term: t.term, examples: t.examples.map((e) => e.text) }))),
         tools: [JUDGE_JARGON_TOOL],
         toolChoice: 'required',
       });
@@ -75,24 +85,46 @@ export class JargonLearner {
     }
     await reservation.settle(response.usage.promptTokens, response.usage.completionTokens);
     const call = response.toolCalls.find((c) => c.name === JUDGE_JARGON_TOOL.name);
-    const verdict = call ? parseJargonVerdict(call.arguments) : null;
-    if (!verdict) {
+    const parsed = call
+      ? parseJargonVerdicts(
+          call.arguments,
+          asked.map((t) => t.term),
+        )
+      : null;
+    if (!parsed || parsed.verdicts.length === 0) {
       this.budget.counted('jargon', 'invalid');
-      throw new Error(`MEMORY.JARGON_INVALID: the utils model gave no usable judge_jargon call for ${job.term}`);
+      throw new Error(
+        `MEMORY.JARGON_INVALID: the utils model gave no usable judge_jargon verdict for ${asked.map((t) => t.term).join(', ')}`,
+      );
     }
     this.budget.counted('jargon', 'ok');
-    const status = verdict.isJargon ? 'learned' : 'rejected';
-    await this.eventLog.append(
-      makeEvent({
-        kind: EventKind.MemoryJargonLearned,
-        groupId: job.groupId,
-        source: 'life-director',
-        priority: PRIORITY.background,
-        createdAt: this.clock.now(),
-        evidenceMessageIds: examples.map((e) => e.eventId),
-        payload: { term: job.term, status, meaning: verdict.meaning, sightings: job.sightings, users: job.users },
+    const byTerm = new Map(asked.map((t) => [t.term, t]));
+    const now = this.clock.now();
+    await this.eventLog.appendAll(
+      parsed.verdicts.map((verdict) => {
+        const term = byTerm.get(verdict.term)!;
+        return makeEvent({
+          kind: EventKind.MemoryJargonLearned,
+          groupId: job.groupId,
+          source: 'life-director',
+          priority: PRIORITY.background,
+          createdAt: now,
+          evidenceMessageIds: term.examples.map((e) => e.eventId),
+          payload: {
+            term: verdict.term,
+            status: verdict.isJargon ? 'learned' : 'rejected',
+            meaning: verdict.meaning,
+            sightings: term.sightings,
+            users: term.users,
+          },
+        });
       }),
     );
-    return { status };
+    const learned = parsed.verdicts.filter((v) => v.isJargon).length;
+    const unjudged = asked.length - parsed.verdicts.length;
+    if (unjudged > 0 || parsed.unusable > 0) {
+      this.logger.debug(`jargon: ${unjudged} words left for a later scan, ${parsed.unusable} verdicts unusable`);
+    }
+    return { status: `learned:${learned},rejected:${parsed.verdicts.length - learned},unjudged:${unjudged}` };
   }
 }

@@ -1,6 +1,20 @@
-import { plainToInstance } from 'class-transformer';
-import { IsIn, IsInt, IsString, MaxLength, Min, validateSync } from 'class-validator';
+import { plainToInstance, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsString,
+  MaxLength,
+  Min,
+  ValidateNested,
+  validateSync,
+} from 'class-validator';
 import { flattenValidationErrors, SUMMARY_REASONS, ValidationFailed, type SummaryReason } from '@app/contracts';
+
+/** At most this many words are judged in one call. */
+export const MAX_JARGON_TERMS = 10;
 
 function validated<T extends object>(cls: new () => T, plain: object, what: string): T {
   const job = plainToInstance(cls, { ...plain });
@@ -42,12 +56,8 @@ export class JargonScanJob {
   }
 }
 
-/** `memory-maintenance` job `jargon-meaning`: infer one candidate word's meaning. */
-export class JargonMeaningJob {
-  @IsString()
-  @MaxLength(64)
-  groupId!: string;
-
+/** One candidate word of a `jargon-meanings` job. */
+export class JargonTerm {
   @IsString()
   @MaxLength(32)
   term!: string;
@@ -59,8 +69,39 @@ export class JargonMeaningJob {
   @IsInt()
   @Min(1)
   users!: number;
+}
 
-  static create(plain: Pick<JargonMeaningJob, 'groupId' | 'term' | 'sightings' | 'users'>): JargonMeaningJob {
-    return validated(JargonMeaningJob, plain, 'jargon meaning job');
+/** `memory-maintenance` job `jargon-meanings`: infer a scan's candidate words' meanings, in one utils call. */
+export class JargonMeaningsJob {
+  @IsString()
+  @MaxLength(64)
+  groupId!: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_JARGON_TERMS)
+  @ValidateNested({ each: true })
+  @Type(() => JargonTerm)
+  terms!: JargonTerm[];
+
+  static create(plain: {
+    groupId: string;
+    terms: Pick<JargonTerm, 'term' | 'sightings' | 'users'>[];
+  }): JargonMeaningsJob {
+    return validated(JargonMeaningsJob, plain, 'jargon meanings job');
+  }
+
+  /**
+   * A `jargon-meaning` job, one word each, as versions before ADR 0051 queued them: still judged after an upgrade,
+   * as a batch of one.
+   */
+  static fromSingle(plain: {
+    groupId?: unknown;
+    term?: unknown;
+    sightings?: unknown;
+    users?: unknown;
+  }): JargonMeaningsJob {
+    const { groupId, term, sightings, users } = plain;
+    return validated(JargonMeaningsJob, { groupId, terms: [{ term, sightings, users }] }, 'jargon meaning job');
   }
 }

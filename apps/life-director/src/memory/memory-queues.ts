@@ -4,7 +4,7 @@ import type { Queue } from 'bullmq';
 import { QueueName } from '@app/contracts';
 import { jobKey } from '@app/memory';
 import { Clock, QunliConfig } from '@app/platform';
-import { JargonMeaningJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
+import { JargonMeaningsJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
 
 /** A job added by a stream handler may run before the handler's commit lands; this head start avoids a retry. */
 const COMMIT_HEAD_START_MS = 500;
@@ -57,9 +57,10 @@ export class MemoryQueues {
     return job.id;
   }
 
-  async jargonMeaning(job: JargonMeaningJob): Promise<void> {
-    await this.maintenance.add('jargon-meaning', job, {
-      jobId: jobKey('jargon', job.groupId, job.term),
+  /** A scan's words, judged together; a retried scan adds the same job id, so nothing is judged twice. */
+  async jargonMeanings(job: JargonMeaningsJob): Promise<void> {
+    await this.maintenance.add('jargon-meanings', job, {
+      jobId: jobKey('jargon', job.groupId, ...job.terms.map((t) => t.term).sort()),
       removeOnComplete: { count: 1000 },
       removeOnFail: { count: 1000 },
       ...ATTEMPTS,

@@ -360,19 +360,33 @@ describe('memory', () => {
     expect(summary!.threadId).toBe('topic-c');
   }, 60_000);
 
-  it('learns a group word from repeated sightings and injects its meaning without a model call', async () => {
+  it("learns a scan's group words in one call and injects a meaning without a model call", async () => {
     const people = [ZHANG, ZHAO, CHEN];
-    for (let i = 0; i < 6; i++) await say(GROUP_D, people[i % 3]!, `今天芋圆又来蹭饭了，第${i}次`);
+    for (let i = 0; i < 6; i++) await say(GROUP_D, people[i % 3]!, `今天芋圆又来喝奶茶了，第${i}次`);
     await buffered(GROUP_D, null, 6);
     await projectStreams(redis, keys, db);
-    llm.nextToolCall('judge_jargon', { is_jargon: true, meaning: '宿舍楼下那只橘猫的名字' });
+    // One call judges both words of the scan. The answer covers 芋圆 only: 奶茶 is left unjudged, for a later scan.
+    llm.nextToolCall('judge_jargon', {
+      verdicts: [{ term: '芋圆', is_jargon: true, meaning: '宿舍楼下那只橘猫的名字' }],
+    });
+    const before = llm.completionRequests.length;
     const maintenance = director.get<Queue>(getQueueToken(QueueName.MemoryMaintenance));
     await maintenance.add('jargon-scan', { groupId: GROUP_D });
-    const [learned] = await eventually('the jargon', () =>
+    const learned = await eventually('the jargon', () =>
       memoryEvents(EventKind.MemoryJargonLearned, GROUP_D).then((e) => e.length > 0 && e),
     );
-    expect(learned!.payload).toMatchObject({ term: '芋圆', status: 'learned', sightings: 6, users: 3 });
+    expect(learned.map((e) => e.payload)).toEqual([
+      expect.objectContaining({ term: '芋圆', status: 'learned', sightings: 6, users: 3 }),
+    ]);
+    const judged = llm.completionRequests.slice(before);
+    expect(judged).toHaveLength(1);
+    const prompt = JSON.stringify(judged[0]!.body?.messages);
+    expect(prompt).toContain('词：芋圆');
+    expect(prompt).toContain('词：奶茶');
     await projectStreams(redis, keys, db);
+    expect(await db.query(`SELECT term, status FROM memory_jargon WHERE group_id = $1`, [GROUP_D])).toEqual([
+      { term: '芋圆', status: 'learned' },
+    ]);
 
     const calls = llm.completionRequests.length;
     expect(await provide('jargon', GROUP_D, ZHAO, '芋圆今天吃了吗')).toBe(
@@ -385,6 +399,18 @@ describe('memory', () => {
       (await jargon.execute(args.ok ? args.value : (undefined as never), context(GROUP_D, ZHAO.userId))).text,
     ).toContain('宿舍楼下那只橘猫');
     expect(llm.completionRequests.length).toBe(calls);
+  }, 60_000);
+
+  it('judges a word queued alone by a version before ADR 0051', async () => {
+    llm.nextToolCall('judge_jargon', { verdicts: [{ term: '奶茶', is_jargon: false, meaning: '' }] });
+    const maintenance = director.get<Queue>(getQueueToken(QueueName.MemoryMaintenance));
+    await maintenance.add('jargon-meaning', { groupId: GROUP_D, term: '奶茶', sightings: 6, users: 3 });
+    const [rejected] = await eventually('the verdict', () =>
+      memoryEvents(EventKind.MemoryJargonLearned, GROUP_D).then(
+        (e) => e.filter((x) => (x.payload as { term?: string }).term === '奶茶').length > 0 && e.slice(-1),
+      ),
+    );
+    expect(rejected!.payload).toMatchObject({ term: '奶茶', status: 'rejected', meaning: '普通词语', sightings: 6 });
   }, 60_000);
 
   it('forgets a person everywhere: the log, every table, every Redis key', async () => {

@@ -5,7 +5,7 @@ import { QueueName } from '@app/contracts';
 import { MemoryErasure } from '@app/memory';
 import { Clock, Metrics, QunliConfig } from '@app/platform';
 import { JargonLearner } from './jargon-learner.service.js';
-import { JargonMeaningJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
+import { JargonMeaningsJob, JargonScanJob, ThreadSummaryJob } from './memory-jobs.js';
 import { MemoryQueues } from './memory-queues.js';
 import { ThreadSummarizer } from './thread-summarizer.service.js';
 
@@ -86,8 +86,12 @@ export class MemoryMaintenanceProcessor
     switch (job.name) {
       case 'jargon-scan':
         return { candidates: (await this.jargon.scan(JargonScanJob.create(job.data as JargonScanJob))).length };
+      case 'jargon-meanings':
       case 'jargon-meaning': {
-        const result = await this.jargon.judge(JargonMeaningJob.create(job.data as JargonMeaningJob));
+        const data = job.data as Record<string, unknown>;
+        const batch =
+          job.name === 'jargon-meaning' ? JargonMeaningsJob.fromSingle(data) : JargonMeaningsJob.create(data as never);
+        const result = await this.jargon.judge(batch);
         if (result.deferredUntil) return deferTo(job, token, this.clock, result.deferredUntil);
         return { status: result.status ?? 'done' };
       }

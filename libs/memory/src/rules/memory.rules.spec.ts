@@ -6,7 +6,7 @@ import {
   type FactCandidate,
   type KnownFact,
 } from './fact-merge.rules.js';
-import { jargonCandidates, parseJargonVerdict } from './jargon.rules.js';
+import { jargonCandidates, jargonMessages, parseJargonVerdicts } from './jargon.rules.js';
 import { ExtractionInvalid, HEARSAY_FACTOR, parseExtraction, type ThreadLine } from './memory-extraction.prompt.js';
 import { anyWordQuery, queryWords } from './query-words.rules.js';
 import { threadFor } from './thread.rules.js';
@@ -160,11 +160,41 @@ describe('search words, threads, jargon, budget', () => {
       { word: '猫', docs: 9, users: 3, elsewhere: 0 },
     ];
     expect(jargonCandidates(uses, { group: 100, others: 1000 }, 3).map((u) => u.word)).toEqual(['芋圆']);
-    expect(parseJargonVerdict(JSON.stringify({ is_jargon: false, meaning: '' }))).toEqual({
-      isJargon: false,
-      meaning: '普通词语',
+  });
+
+  it("asks about a scan's words in one prompt and keeps only usable verdicts on words it asked about", () => {
+    const [, user] = jargonMessages([
+      { term: '芋圆', examples: ['芋圆又来蹭饭了', '今天没见到芋圆'] },
+      { term: '开黑', examples: ['晚上开黑吗'] },
+    ]);
+    expect(user!.content).toContain('词：芋圆\n群里的例句：\n1. 芋圆又来蹭饭了\n2. 今天没见到芋圆');
+    expect(user!.content).toContain('词：开黑\n群里的例句：\n1. 晚上开黑吗');
+
+    const asked = ['芋圆', '开黑', '摸鱼'];
+    const answer = (verdicts: unknown): string => JSON.stringify({ verdicts });
+    expect(
+      parseJargonVerdicts(
+        answer([
+          { term: ' 芋圆 ', is_jargon: true, meaning: '宿舍楼下的橘猫' },
+          { term: '开黑', is_jargon: false, meaning: '' },
+          { term: '芋圆', is_jargon: false, meaning: '又一条' },
+          { term: '奶茶', is_jargon: true, meaning: '没问过的词' },
+          { term: '摸鱼', is_jargon: true, meaning: '' },
+          null,
+        ]),
+        asked,
+      ),
+    ).toEqual({
+      verdicts: [
+        { term: '芋圆', isJargon: true, meaning: '宿舍楼下的橘猫' },
+        { term: '开黑', isJargon: false, meaning: '普通词语' },
+      ],
+      unusable: 4,
     });
-    expect(parseJargonVerdict(JSON.stringify({ is_jargon: true, meaning: '' }))).toBeNull();
+    expect(parseJargonVerdicts(answer([]), asked)).toEqual({ verdicts: [], unusable: 0 });
+    expect(parseJargonVerdicts(JSON.stringify({ is_jargon: true, meaning: '旧的单词格式' }), asked)).toBeNull();
+    expect(parseJargonVerdicts('{"verdicts": [', asked)).toBeNull();
+    expect(parseJargonVerdicts('null', asked)).toBeNull();
   });
 
   it('caps calls and tokens per window', () => {
