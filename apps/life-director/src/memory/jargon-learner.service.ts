@@ -97,7 +97,8 @@ export class JargonLearner {
         `MEMORY.JARGON_INVALID: the utils model gave no usable judge_jargon verdict for ${asked.map((t) => t.term).join(', ')}`,
       );
     }
-    this.budget.counted('jargon', 'ok');
+    const unjudged = asked.length - parsed.verdicts.length;
+    this.budget.counted('jargon', unjudged > 0 || parsed.unusable > 0 ? 'partial' : 'ok');
     const byTerm = new Map(asked.map((t) => [t.term, t]));
     const now = this.clock.now();
     await this.eventLog.appendAll(
@@ -121,7 +122,6 @@ export class JargonLearner {
       }),
     );
     const learned = parsed.verdicts.filter((v) => v.isJargon).length;
-    const unjudged = asked.length - parsed.verdicts.length;
     if (unjudged > 0 || parsed.unusable > 0) {
       this.logger.debug(`jargon: ${unjudged} words left for a later scan, ${parsed.unusable} verdicts unusable`);
     }

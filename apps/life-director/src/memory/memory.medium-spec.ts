@@ -32,7 +32,7 @@ import {
   ThreadBufferStore,
 } from '@app/memory';
 import { dataSourceOptions, openDataSource, PersistenceModule, replay } from '@app/persistence';
-import { PlatformModule, type QunliConfig } from '@app/platform';
+import { Metrics, PlatformModule, type QunliConfig } from '@app/platform';
 import {
   createTestDatabase,
   deleteKeys,
@@ -387,6 +387,9 @@ describe('memory', () => {
     expect(await db.query(`SELECT term, status FROM memory_jargon WHERE group_id = $1`, [GROUP_D])).toEqual([
       { term: '芋圆', status: 'learned' },
     ]);
+    expect(await director.get(Metrics).scrape()).toMatch(
+      /qunli_memory_llm_calls_total\{[^}]*work="jargon",outcome="partial"[^}]*\} 1/,
+    );
 
     const calls = llm.completionRequests.length;
     expect(await provide('jargon', GROUP_D, ZHAO, '芋圆今天吃了吗')).toBe(

@@ -86,8 +86,11 @@ export class MemoryBudget {
     };
   }
 
-  /** Count a finished call's outcome (ok, invalid: unusable answer, failed: the model call threw). */
-  counted(work: MemoryWork, outcome: 'ok' | 'invalid' | 'failed'): void {
+  /**
+   * Count a finished call's outcome: ok; partial: usable, but part of what was asked is missing or unusable;
+   * invalid: an unusable answer; failed: the model call threw.
+   */
+  counted(work: MemoryWork, outcome: 'ok' | 'partial' | 'invalid' | 'failed'): void {
     this.calls.inc({ work, outcome });
   }
 
