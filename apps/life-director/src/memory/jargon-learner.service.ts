@@ -38,7 +38,8 @@ export class JargonLearner {
     private readonly config: QunliConfig,
   ) {}
 
-  async scan(job: JargonScanJob): Promise<string[]> {
+  /** `scanId` (the scan job's id) names the meanings job, so a retried scan adds nothing and the next one asks again. */
+  async scan(job: JargonScanJob, scanId: string): Promise<string[]> {
     const since = new Date(this.clock.nowMs() - SIGHTING_WINDOW_MS);
     const [uses, volume] = await Promise.all([
       this.jargon.candidates(job.groupId, since, this.config.QUNLI_JARGON_MIN_SIGHTINGS, 100),
@@ -47,6 +48,7 @@ export class JargonLearner {
     const picked = jargonCandidates(uses, volume, CANDIDATES_PER_SCAN);
     if (picked.length > 0) {
       await this.queues.jargonMeanings(
+        scanId,
         JargonMeaningsJob.create({
           groupId: job.groupId,
           terms: picked.map((use) => ({ term: use.word, sightings: use.docs, users: use.users })),

@@ -57,10 +57,13 @@ export class MemoryQueues {
     return job.id;
   }
 
-  /** A scan's words, judged together; a retried scan adds the same job id, so nothing is judged twice. */
-  async jargonMeanings(job: JargonMeaningsJob): Promise<void> {
+  /**
+   * A scan's words, judged together. The id follows the scan, so a retried scan adds nothing; a later scan may ask
+   * again about a word an earlier answer left out, or whose job failed.
+   */
+  async jargonMeanings(scanId: string, job: JargonMeaningsJob): Promise<void> {
     await this.maintenance.add('jargon-meanings', job, {
-      jobId: jobKey('jargon', job.groupId, ...job.terms.map((t) => t.term).sort()),
+      jobId: jobKey('jargon', job.groupId, scanId),
       removeOnComplete: { count: 1000 },
       removeOnFail: { count: 1000 },
       ...ATTEMPTS,

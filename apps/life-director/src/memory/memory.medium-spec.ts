@@ -391,6 +391,18 @@ describe('memory', () => {
       /qunli_memory_llm_calls_total\{[^}]*work="jargon",outcome="partial"[^}]*\} 1/,
     );
 
+    // The next scan asks again about the word left out, and only about it.
+    llm.nextToolCall('judge_jargon', { verdicts: [{ term: '奶茶', is_jargon: false, meaning: '' }] });
+    const second = llm.completionRequests.length;
+    await maintenance.add('jargon-scan', { groupId: GROUP_D });
+    await eventually('the second verdict', () =>
+      memoryEvents(EventKind.MemoryJargonLearned, GROUP_D).then((e) => e.length > 1),
+    );
+    const again = JSON.stringify(llm.completionRequests.slice(second).map((r) => r.body?.messages));
+    expect(again).toContain('词：奶茶');
+    expect(again).not.toContain('词：芋圆');
+    await projectStreams(redis, keys, db);
+
     const calls = llm.completionRequests.length;
     expect(await provide('jargon', GROUP_D, ZHAO, '芋圆今天吃了吗')).toBe(
       '- 芋圆：宿舍楼下那只橘猫的名字（这个群的说法）',
@@ -405,15 +417,15 @@ describe('memory', () => {
   }, 60_000);
 
   it('judges a word queued alone by a version before ADR 0051', async () => {
-    llm.nextToolCall('judge_jargon', { verdicts: [{ term: '奶茶', is_jargon: false, meaning: '' }] });
+    llm.nextToolCall('judge_jargon', { verdicts: [{ term: '今天', is_jargon: false, meaning: '' }] });
     const maintenance = director.get<Queue>(getQueueToken(QueueName.MemoryMaintenance));
-    await maintenance.add('jargon-meaning', { groupId: GROUP_D, term: '奶茶', sightings: 6, users: 3 });
-    const [rejected] = await eventually('the verdict', () =>
-      memoryEvents(EventKind.MemoryJargonLearned, GROUP_D).then(
-        (e) => e.filter((x) => (x.payload as { term?: string }).term === '奶茶').length > 0 && e.slice(-1),
+    await maintenance.add('jargon-meaning', { groupId: GROUP_D, term: '今天', sightings: 6, users: 3 });
+    const verdict = await eventually('the verdict', () =>
+      memoryEvents(EventKind.MemoryJargonLearned, GROUP_D).then((e) =>
+        e.find((x) => (x.payload as { term?: string }).term === '今天'),
       ),
     );
-    expect(rejected!.payload).toMatchObject({ term: '奶茶', status: 'rejected', meaning: '普通词语', sightings: 6 });
+    expect(verdict.payload).toMatchObject({ term: '今天', status: 'rejected', meaning: '普通词语', sightings: 6 });
   }, 60_000);
 
   it('forgets a person everywhere: the log, every table, every Redis key', async () => {

@@ -85,7 +85,10 @@ export class MemoryMaintenanceProcessor
   async process(job: Job, token?: string): Promise<Record<string, unknown>> {
     switch (job.name) {
       case 'jargon-scan':
-        return { candidates: (await this.jargon.scan(JargonScanJob.create(job.data as JargonScanJob))).length };
+        return {
+          candidates: (await this.jargon.scan(JargonScanJob.create(job.data as JargonScanJob), job.id ?? job.name))
+            .length,
+        };
       case 'jargon-meanings':
       case 'jargon-meaning': {
         const data = job.data as Record<string, unknown>;
