@@ -203,8 +203,10 @@ export async function economy(options: EconomyOptions): Promise<Record<string, u
   }
 }
 
-/** The life director's own count of utils-model calls by work (summaries, facts, jargon, activity detail). */
-/** Memory's utils calls by work (summary, jargon) and by outcome (ok; invalid: an unusable answer; failed). */
+/**
+ * The life director's own count of utils-model calls, by work (summary, jargon, life_detail) and by outcome (ok;
+ * partial: part of the answer unusable; invalid: an unusable answer; failed: the call threw).
+ */
 async function memoryCalls(
   url: string,
 ): Promise<{ byWork: Record<string, number>; byOutcome: Record<string, number> }> {
