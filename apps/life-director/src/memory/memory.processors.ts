@@ -85,9 +85,9 @@ export class MemoryMaintenanceProcessor
   async process(job: Job, token?: string): Promise<Record<string, unknown>> {
     switch (job.name) {
       case 'jargon-scan':
+        // A job a worker runs always has its id; the scan names its meanings job after it.
         return {
-          candidates: (await this.jargon.scan(JargonScanJob.create(job.data as JargonScanJob), job.id ?? job.name))
-            .length,
+          candidates: (await this.jargon.scan(JargonScanJob.create(job.data as JargonScanJob), String(job.id))).length,
         };
       case 'jargon-meanings':
       case 'jargon-meaning': {
