@@ -69,6 +69,7 @@ const SCENARIOS: Record<string, Scenario> = {
       groups: number(flags, 'groups', 1000),
       schedulers: number(flags, 'schedulers', 1),
       warmupMs: number(flags, 'warmup-ms', 2000),
+      warmupDirects: nonNegative(flags, 'warmup-directs', 50),
       spacingMs: number(flags, 'spacing-ms', 200),
       ...(flags.has('direct-debounce-ms') && { directDebounceMs: number(flags, 'direct-debounce-ms', 800) }),
       ...(flags.has('projector') && { projector: projectorPlacement(flags.get('projector')!) }),

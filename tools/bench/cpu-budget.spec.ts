@@ -1,0 +1,38 @@
+import { cpuBudget } from './cpu-budget.js';
+
+describe('cpuBudget', () => {
+  it('sums the parts of the path and turns the sum into the rate that fills every core', () => {
+    const budget = cpuBudget(
+      { ingress: 140, scheduler: 1100, postgres: 340, postgresBackends: 335, redis: 130, loadGenerator: 40 },
+      2,
+    );
+    // postgresBackends is a part of postgres and is not counted twice.
+    expect(budget.machineUsPerMessage).toBe(1750);
+    expect(budget.cpuBoundMsgPerSec).toBe(1142.9);
+    expect(budget.shares).toEqual({
+      ingress: 0.08,
+      scheduler: 0.629,
+      postgres: 0.194,
+      redis: 0.074,
+      loadGenerator: 0.023,
+    });
+    expect(budget.missing).toEqual([]);
+  });
+
+  it('names a part that was not measured, and the rate is then an upper bound', () => {
+    const budget = cpuBudget({ ingress: 100, scheduler: 900, loadGenerator: 0 }, 4);
+    expect(budget.machineUsPerMessage).toBe(1000);
+    expect(budget.cpuBoundMsgPerSec).toBe(4000);
+    expect(budget.missing).toEqual(['postgres', 'redis']);
+  });
+
+  it('has no rate when nothing was measured, and refuses a machine without cores', () => {
+    expect(cpuBudget({}, 2)).toEqual({
+      machineUsPerMessage: 0,
+      cpuBoundMsgPerSec: null,
+      shares: {},
+      missing: expect.any(Array),
+    });
+    expect(() => cpuBudget({ scheduler: 1 }, 0)).toThrow(/cores must be positive/);
+  });
+});

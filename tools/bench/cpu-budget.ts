@@ -1,0 +1,34 @@
+import { round } from './load.js';
+
+/**
+ * The processes whose CPU a message costs on a one-machine run: the two apps on its path, the two servers and the
+ * bench process that generates the load. `postgresBackends` is left out: it is a part of `postgres`.
+ */
+export const BUDGET_PARTS = ['ingress', 'scheduler', 'postgres', 'redis', 'loadGenerator'] as const;
+
+export interface CpuBudget {
+  /** CPU microseconds per message summed over the parts that were measured. */
+  machineUsPerMessage: number;
+  /**
+   * The rate at which that cost would keep every core busy: no run on this machine can go faster with this build,
+   * however the work is spread over processes. An upper bound when a part is missing; null when none was measured.
+   */
+  cpuBoundMsgPerSec: number | null;
+  /** Each measured part's share of `machineUsPerMessage`. */
+  shares: Record<string, number>;
+  /** Parts that were not measured (a server whose processes could not be read). */
+  missing: string[];
+}
+
+/** The machine's CPU per message and the throughput it allows, from the per-process figures of one run. */
+export function cpuBudget(usPerMessage: Readonly<Record<string, number>>, cores: number): CpuBudget {
+  if (!(cores > 0)) throw new Error(`cpuBudget: cores must be positive, got ${cores}`);
+  const measured = BUDGET_PARTS.filter((part) => Number.isFinite(usPerMessage[part]));
+  const total = measured.reduce((sum, part) => sum + usPerMessage[part]!, 0);
+  return {
+    machineUsPerMessage: round(total),
+    cpuBoundMsgPerSec: total > 0 ? round((cores * 1_000_000) / total) : null,
+    shares: Object.fromEntries(measured.map((part) => [part, total > 0 ? round(usPerMessage[part]! / total, 3) : 0])),
+    missing: BUDGET_PARTS.filter((part) => !measured.includes(part)),
+  };
+}
