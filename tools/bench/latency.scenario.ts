@@ -73,11 +73,11 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
   const receivedWall = new Map<string, number>();
   const latencies: number[] = [];
   const warmupSentAt = new Map<string, number>();
-  const warmupLatencies: number[] = [];
+  const warmupLatencies = new Map<string, number>();
   onebot.onSend((message) => {
     const warmupStarted = warmupSentAt.get(message.text);
     if (warmupStarted !== undefined) {
-      warmupLatencies.push(performance.now() - warmupStarted);
+      warmupLatencies.set(message.text, performance.now() - warmupStarted);
       return;
     }
     const started = sentAt.get(message.text);
@@ -111,7 +111,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const warmupLeft = (options.warmupMs ?? 2000) - (performance.now() - backgroundStarted);
     if (warmupLeft > 0) await sleep(warmupLeft);
     const warmupDeadline = Date.now() + 30_000;
-    while (warmupLatencies.length < warmupDirects && Date.now() < warmupDeadline) await sleep(50);
+    while (warmupLatencies.size < warmupDirects && Date.now() < warmupDeadline) await sleep(50);
     const keys = new Keyspace(stack.prefix, 16);
     const cpuBefore = stack.cpuMs();
     const llmConnectionsBefore = llm.connections;
@@ -145,14 +145,14 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       scenario: 'latency',
       schedulers: options.schedulers ?? 1,
       warmupMs: options.warmupMs ?? 2000,
-      // The warm-up @s: how many were answered, and in the order asked, how long the first took and the p50 of all.
+      // The warm-up @s: how many were answered, how long the first one asked took, and their p50.
       warmupDirects: {
         asked: options.warmupDirects ?? 50,
-        answered: warmupLatencies.length,
-        firstMs: round(warmupLatencies[0] ?? Number.NaN),
+        answered: warmupLatencies.size,
+        firstMs: round(warmupLatencies.get(`答：${options.directs}`) ?? Number.NaN),
         p50Ms: round(
           percentile(
-            [...warmupLatencies].sort((a, b) => a - b),
+            [...warmupLatencies.values()].sort((a, b) => a - b),
             50,
           ),
         ),
@@ -179,9 +179,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
         atLastDirect: backlogAfter,
         growthPerSec: round((backlogAfter - backlogBefore) / directsSeconds),
       },
-      // Inside the scheduler's consumer group (its `/metrics`), per urgent entry — each @ and the episode events
-      // that carry its priority (two per @ here): the entries of its own group held before it when it was read, and
-      // the time from its read to its own turn.
+      // Inside the scheduler's consumer group (its `/metrics`, whole run: the warm-up @s' included), per urgent
+      // entry — each @ and the episode events that carry its priority (two per @ here): the entries of its own group
+      // held before it when it was read, and the time from its read to its own turn.
       schedulerUrgent: urgent,
       // Inside the queue stage's prep, per episode (cognition's `/metrics`, whole run): the mean time of each prompt
       // section provider, read side by side from Postgres; the episode waits for the slowest.
