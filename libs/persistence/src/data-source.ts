@@ -22,6 +22,7 @@ import { KeywordLexicon1796310000000 } from './migrations/1796310000000-keyword-
 import { LighterEventLog1796400000000 } from './migrations/1796400000000-lighter-event-log.js';
 import { MemoryMessageVectors1796500000000 } from './migrations/1796500000000-memory-message-vectors.js';
 import { MemoryPresenceIndex1796500000001 } from './migrations/1796500000001-memory-presence-index.js';
+import { IndexesNothingReads1796600000000 } from './migrations/1796600000000-indexes-nothing-reads.js';
 import { KeywordHitRecord, KeywordSetRecord, KeywordTermRecord } from './entities/keyword-records.entity.js';
 import { OneBotEdgeProjections1796100000005 } from './migrations/1796100000005-onebot-edge-projections.js';
 import type { ReadModel } from './projection/projection.rules.js';
@@ -74,6 +75,7 @@ export const MIGRATIONS = [
   LighterEventLog1796400000000,
   MemoryMessageVectors1796500000000,
   MemoryPresenceIndex1796500000001,
+  IndexesNothingReads1796600000000,
 ];
 
 export const MIGRATIONS_TABLE = 'typeorm_migrations';

@@ -1,9 +1,8 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { GroupActorRow, ThreadRow, ThreadStatus } from '../projection/attention.rows.js';
 
 /** `threads`: every thread attention linked, with its participants, last activity and open questions. */
 @Entity({ name: 'threads' })
-@Index('threads_group_activity_idx', ['groupId', 'lastActivityAt'])
 export class ThreadRecord implements ThreadRow {
   @PrimaryColumn({ name: 'thread_id', type: 'text', primaryKeyConstraintName: 'threads_pkey' })
   threadId!: string;

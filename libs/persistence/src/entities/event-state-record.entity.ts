@@ -1,10 +1,9 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EventState } from '@app/contracts';
 import type { EventStateRow } from '../projection/projection.rules.js';
 
 /** `events`: where each event stands in the event state machine, and the decision taken about it. */
 @Entity({ name: 'events' })
-@Index('events_group_state_idx', ['groupId', 'state'])
 export class EventStateRecord implements EventStateRow {
   /** The subject event's id. */
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'events_pkey' })

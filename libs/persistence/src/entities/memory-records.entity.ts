@@ -4,9 +4,7 @@ import type { FactRow, JargonRow, MemoryMessageRow, SummaryRow } from '../projec
 /** `memory_messages`: event memory, searchable: every chat message with its search terms (jieba-segmented). */
 @Entity({ name: 'memory_messages' })
 @Index('memory_messages_group_sent_idx', ['groupId', 'sentAt'])
-// A pg_trgm GIN index, a full-text GIN index and an index with INCLUDE TypeORM cannot describe: made by the
-// migrations only.
-@Index('memory_messages_text_trgm_idx', { synchronize: false })
+// A full-text GIN index and an index with INCLUDE TypeORM cannot describe: made by the migrations only.
 @Index('memory_messages_vector_idx', { synchronize: false })
 @Index('memory_messages_group_user_idx', { synchronize: false })
 export class MemoryMessageRecord implements MemoryMessageRow {

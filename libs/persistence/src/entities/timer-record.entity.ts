@@ -1,10 +1,8 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { TimerRow, TimerState } from '../projection/projection.rules.js';
 
 /** `timers`: every durable timer the scheduler set, and whether it fired or was cancelled. */
 @Entity({ name: 'timers' })
-@Index('timers_group_state_idx', ['groupId', 'state'])
-@Index('timers_subject_idx', ['subjectEventId'])
 export class TimerRecord implements TimerRow {
   @PrimaryColumn({ name: 'timer_id', type: 'text', primaryKeyConstraintName: 'timers_pkey' })
   timerId!: string;
