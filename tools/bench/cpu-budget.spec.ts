@@ -26,6 +26,13 @@ describe('cpuBudget', () => {
     expect(budget.missing).toEqual(['postgres', 'redis']);
   });
 
+  it("counts a part's replicas as that part", () => {
+    const budget = cpuBudget({ ingress: 100, scheduler: 600, 'scheduler-2': 500, postgres: 300, redis: 100 }, 2);
+    expect(budget.machineUsPerMessage).toBe(1600);
+    expect(budget.shares.scheduler).toBe(0.688);
+    expect(budget.missing).toEqual(['loadGenerator']);
+  });
+
   it('has no rate when nothing was measured, and refuses a machine without cores', () => {
     expect(cpuBudget({}, 2)).toEqual({
       machineUsPerMessage: 0,

@@ -20,15 +20,23 @@ export interface CpuBudget {
   missing: string[];
 }
 
-/** The machine's CPU per message and the throughput it allows, from the per-process figures of one run. */
+/**
+ * The machine's CPU per message and the throughput it allows, from the per-process figures of one run. A part's
+ * replicas (`scheduler-2` beside `scheduler`, as the bench names them) count as that part.
+ */
 export function cpuBudget(usPerMessage: Readonly<Record<string, number>>, cores: number): CpuBudget {
   if (!(cores > 0)) throw new Error(`cpuBudget: cores must be positive, got ${cores}`);
-  const measured = BUDGET_PARTS.filter((part) => Number.isFinite(usPerMessage[part]));
-  const total = measured.reduce((sum, part) => sum + usPerMessage[part]!, 0);
+  const byPart = new Map<string, number>();
+  for (const [name, us] of Object.entries(usPerMessage)) {
+    const part = BUDGET_PARTS.find((p) => name === p || new RegExp(`^${p}-\\d+$`).test(name));
+    if (part && Number.isFinite(us)) byPart.set(part, (byPart.get(part) ?? 0) + us);
+  }
+  const measured = BUDGET_PARTS.filter((part) => byPart.has(part));
+  const total = measured.reduce((sum, part) => sum + byPart.get(part)!, 0);
   return {
     machineUsPerMessage: round(total),
     cpuBoundMsgPerSec: total > 0 ? round((cores * 1_000_000) / total) : null,
-    shares: Object.fromEntries(measured.map((part) => [part, total > 0 ? round(usPerMessage[part]! / total, 3) : 0])),
+    shares: Object.fromEntries(measured.map((part) => [part, total > 0 ? round(byPart.get(part)! / total, 3) : 0])),
     missing: BUDGET_PARTS.filter((part) => !measured.includes(part)),
   };
 }

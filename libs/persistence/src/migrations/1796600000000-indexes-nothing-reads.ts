@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * them. `memory_messages_text_trgm_idx` indexed each message's text by trigram, ≈ a third of the table's insert time,
  * for substring lookups that no query makes (event memory and jargon search `search_vector`, names and terms are
  * compared with pg_trgm's functions on other columns). `events_group_state_idx`, `timers_group_state_idx`,
- * `timers_subject_idx` and `threads_group_activity_idx` serve lookups by group that nothing makes: the code reads
- * these tables by their keys. `pg_trgm` stays: `similarity()` ranks names and jargon terms.
+ * `timers_subject_idx` and `threads_group_activity_idx` serve lookups by group or subject that nothing makes: the
+ * code reads these tables by their keys. `pg_trgm` stays: `similarity()` ranks names and jargon terms.
  */
 export class IndexesNothingReads1796600000000 implements MigrationInterface {
   name = 'IndexesNothingReads1796600000000';
