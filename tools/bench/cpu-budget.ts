@@ -28,7 +28,7 @@ export function cpuBudget(usPerMessage: Readonly<Record<string, number>>, cores:
   if (!(cores > 0)) throw new Error(`cpuBudget: cores must be positive, got ${cores}`);
   const byPart = new Map<string, number>();
   for (const [name, us] of Object.entries(usPerMessage)) {
-    const part = BUDGET_PARTS.find((p) => name === p || new RegExp(`^${p}-\\d+$`).test(name));
+    const part = BUDGET_PARTS.find((p) => p === name.replace(/-\d+$/, ''));
     if (part && Number.isFinite(us)) byPart.set(part, (byPart.get(part) ?? 0) + us);
   }
   const measured = BUDGET_PARTS.filter((part) => byPart.has(part));

@@ -99,15 +99,15 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       await pacer.drain();
     })();
 
-    // Warm-up @s go to other groups than the measured ones while the two together are at most `groups`, and their
-    // questions are numbered after the measured ones', so no answer can be taken for a measured @'s.
-    const warmupDirects = options.warmupDirects ?? 50;
-    for (let w = 0; w < warmupDirects; w++) {
-      const k = options.directs + w;
-      warmupSentAt.set(`答：${k}`, performance.now());
+    // @ number k asks 问题#k in a group of its own (while the @s number at most `groups`); the double answers 答：k.
+    const ask = async (k: number, asked: Map<string, number>): Promise<void> => {
+      asked.set(`答：${k}`, performance.now());
       await direct.post(groupMessage(300_000 + ((k * 7919) % options.groups), 21_000 + k, `问题#${k}`, true));
       await sleep(options.spacingMs ?? 200);
-    }
+    };
+    // Warm-up @s are numbered after the measured ones, so no answer can be taken for a measured @'s.
+    const warmupDirects = options.warmupDirects ?? 50;
+    for (let w = 0; w < warmupDirects; w++) await ask(options.directs + w, warmupSentAt);
     const warmupLeft = (options.warmupMs ?? 2000) - (performance.now() - backgroundStarted);
     if (warmupLeft > 0) await sleep(warmupLeft);
     const warmupDeadline = Date.now() + 30_000;
@@ -118,11 +118,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const backlogBefore = await schedulerBacklog(stack, keys);
     const directsStarted = performance.now();
     for (let k = 0; k < options.directs; k++) {
-      const group = 300_000 + ((k * 7919) % options.groups);
-      sentAt.set(`答：${k}`, performance.now());
       postedWall.set(`答：${k}`, Date.now());
-      await direct.post(groupMessage(group, 21_000 + k, `问题#${k}`, true));
-      await sleep(options.spacingMs ?? 200);
+      await ask(k, sentAt);
     }
     const backlogAfter = await schedulerBacklog(stack, keys);
     const directsSeconds = (performance.now() - directsStarted) / 1000;
@@ -147,7 +144,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       warmupMs: options.warmupMs ?? 2000,
       // The warm-up @s: how many were answered, how long the first one asked took, and their p50.
       warmupDirects: {
-        asked: options.warmupDirects ?? 50,
+        asked: warmupDirects,
         answered: warmupLatencies.size,
         firstMs: round(warmupLatencies.get(`答：${options.directs}`) ?? Number.NaN),
         p50Ms: round(
