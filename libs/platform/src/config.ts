@@ -197,6 +197,14 @@ export class QunliConfig {
   @Max(100)
   QUNLI_DB_POOL_SIZE = 10;
 
+  /**
+   * The projector's statements go to Postgres as named prepared statements, parsed and planned once per connection
+   * (ADR 0053): true or false. Set false behind a pooler in transaction mode that does not track them (PgBouncer
+   * before 1.21, or with `max_prepared_statements = 0`).
+   */
+  @IsIn(['true', 'false'])
+  QUNLI_DB_PREPARED_STATEMENTS: 'true' | 'false' = 'true';
+
   /** Episodes one cognition process runs at once. */
   @IsInt()
   @Min(1)

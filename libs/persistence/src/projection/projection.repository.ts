@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { EventEnvelope } from '@app/contracts';
 import type { BatchEntry } from '@app/event-bus';
+import { QunliConfig } from '@app/platform';
 import { READ_MODEL_ENTITIES } from '../data-source.js';
 import { quoteIdent } from '../migrator.js';
 import { arrayParameter } from './pg-array.js';
+import { preparedQuery } from './prepared-query.js';
 import {
   foldEvents,
   READ_MODEL_RULES,
@@ -89,6 +91,11 @@ export function archiveRow(entry: BatchEntry): { json: string; event: EventEnvel
   return { json: `{"p":${entry.partition},"i":${JSON.stringify(entry.entryId)},"e":${envelope}}`, event };
 }
 
+/** How a statement is run: prepared by name on the projector's path, as plain text when replay rebuilds. */
+type Run = <T>(manager: EntityManager, sql: string, params: unknown[]) => Promise<T>;
+
+const plainQuery: Run = (manager, sql, params) => manager.query(sql, params);
+
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -103,14 +110,21 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 @Injectable()
 export class ProjectionRepository {
   private readonly statements = new Map<ReadModel, UpsertStatement>();
+  /** How the projector's own statements run: prepared by name unless `QUNLI_DB_PREPARED_STATEMENTS` is false. */
+  private readonly run: Run;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() config?: QunliConfig,
+  ) {
+    this.run = config?.QUNLI_DB_PREPARED_STATEMENTS === 'false' ? plainQuery : preparedQuery;
+  }
 
   async project(projector: string, entries: readonly BatchEntry[]): Promise<ProjectedBatch> {
     if (entries.length === 0) return { applied: [], committedAt: new Date() };
     const logged = await this.dataSource.transaction(async (manager) => {
       const archived = await this.archive(manager, entries);
-      await this.writeReadModels(manager, archived);
+      await this.writeReadModels(manager, archived, this.run);
       await this.checkpoint(manager, projector, entries, new Set(archived.map((l) => l.event.id)));
       return archived;
     });
@@ -119,10 +133,11 @@ export class ProjectionRepository {
 
   /**
    * Fold events that are already in `event_log` into the read models `manager` sees first on its search path.
-   * Replay uses this to rebuild the tables in a scratch schema.
+   * Replay uses this to rebuild the tables in a scratch schema; its statements go as plain text, so none is prepared
+   * on a pooled connection under the scratch schema's search path.
    */
   async rebuild(manager: EntityManager, events: readonly LoggedEvent[]): Promise<void> {
-    await this.writeReadModels(manager, events);
+    await this.writeReadModels(manager, events, plainQuery);
   }
 
   private async archive(manager: EntityManager, entries: readonly BatchEntry[]): Promise<LoggedEvent[]> {
@@ -136,7 +151,7 @@ export class ProjectionRepository {
     }
     const seqs = new Map<string, number>();
     for (const chunk of chunks(rows, CHUNK_ROWS)) {
-      const inserted = await manager.query<{ id: string; seq: string }[]>(ARCHIVE, [`[${chunk.join(',')}]`]);
+      const inserted = await this.run<{ id: string; seq: string }[]>(manager, ARCHIVE, [`[${chunk.join(',')}]`]);
       for (const row of inserted) seqs.set(row.id, Number(row.seq));
     }
     const archived: LoggedEvent[] = [];
@@ -147,22 +162,22 @@ export class ProjectionRepository {
     return archived;
   }
 
-  private async writeReadModels(manager: EntityManager, events: readonly LoggedEvent[]): Promise<void> {
+  private async writeReadModels(manager: EntityManager, events: readonly LoggedEvent[], run: Run): Promise<void> {
     if (events.length === 0) return;
-    const projection = foldEvents(events, await this.context(manager, events));
+    const projection = foldEvents(events, await this.context(manager, events, run));
     for (const model of READ_MODELS) {
       const rows = [...projection[model].values()] as Record<string, unknown>[];
-      if (rows.length > 0) await this.upsert(manager, model, rows);
+      if (rows.length > 0) await this.upsert(manager, model, rows, run);
     }
   }
 
-  private async context(manager: EntityManager, events: readonly LoggedEvent[]): Promise<FoldContext> {
+  private async context(manager: EntityManager, events: readonly LoggedEvent[], run: Run): Promise<FoldContext> {
     const needed = triggersNeeded(events);
     const triggers: FoldContext['triggers'] = new Map(
       needed.length === 0
         ? []
         : (
-            await manager.query<{ id: string; seq: string; self_id: string | null }[]>(TRIGGERS, [
+            await run<{ id: string; seq: string; self_id: string | null }[]>(manager, TRIGGERS, [
               arrayParameter(needed),
             ])
           )
@@ -172,7 +187,12 @@ export class ProjectionRepository {
     return { triggers };
   }
 
-  private async upsert(manager: EntityManager, model: ReadModel, rows: Record<string, unknown>[]): Promise<void> {
+  private async upsert(
+    manager: EntityManager,
+    model: ReadModel,
+    rows: Record<string, unknown>[],
+    run: Run,
+  ): Promise<void> {
     const statement = this.statement(model);
     // Rows in key order: two transactions touching the same rows lock them in the same order, never deadlock.
     const keyed = rows.map((row) => [rowKey(statement.rules, row), row] as const);
@@ -188,7 +208,7 @@ export class ProjectionRepository {
           }),
         ),
       );
-      await manager.query(statement.sql, params);
+      await run(manager, statement.sql, params);
     }
   }
 
@@ -269,7 +289,7 @@ export class ProjectionRepository {
     }
     // In partition order, as every upsert takes its rows in key order.
     const rows = [...byPartition].sort(([a], [b]) => a - b);
-    await manager.query(CHECKPOINT, [
+    await this.run(manager, CHECKPOINT, [
       projector,
       arrayParameter(rows.map(([partition]) => partition)),
       arrayParameter(rows.map(([, p]) => p.last.entryId)),

@@ -1,7 +1,7 @@
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { ConsumerGroup, Keyspace, type EventEnvelope } from '@app/contracts';
 import type { BatchEntry } from '@app/event-bus';
-import { Metrics } from '@app/platform';
+import { Metrics, QunliConfig } from '@app/platform';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { dataSourceOptions } from '../data-source.js';
 import { chain, SELF_ID } from './chain.fixture.js';
@@ -228,6 +228,77 @@ describe('the projector on real Postgres', () => {
         updated_at: newest(b.events.slice(4)),
       },
     ]);
+  });
+
+  it('prepares its statements by name once per connection and plans each once (ADR 0053)', async () => {
+    // One pooled connection, so the statements this test prepares are the ones its session lists.
+    const single = await new DataSource(dataSourceOptions(database.url, { poolSize: 1 })).initialize();
+    try {
+      const repository = new ProjectionRepository(single);
+      for (let i = 0; i < 8; i++) {
+        const { events } = chain(String(41_000 + i), Date.UTC(2026, 11, 2) + i * 60_000, 100 + i);
+        await repository.project('prepared', entries(events, 3, 1_800_000_200_000 + i * 100));
+      }
+      const prepared = await single.query<{ name: string; statement: string; generic_plans: string }[]>(
+        `SELECT name, statement, generic_plans FROM pg_prepared_statements WHERE name LIKE 'qunli\\_%'`,
+      );
+      const archive = prepared.find((p) => p.statement.includes('INSERT INTO event_log'));
+      const checkpoint = prepared.find((p) => p.statement.includes('INSERT INTO projection_checkpoints'));
+      const upserts = prepared.filter((p) => p.statement.includes('SELECT * FROM unnest('));
+      // Run eight times on one connection: the first five with plans of their own, then one generic plan.
+      expect(Number(archive?.generic_plans)).toBeGreaterThan(0);
+      expect(Number(checkpoint?.generic_plans)).toBeGreaterThan(0);
+      expect(upserts.length).toBeGreaterThanOrEqual(5);
+      expect(new Set(prepared.map((p) => p.name)).size).toBe(prepared.length);
+      const [{ count }] = await single.query<[{ count: number }]>(
+        `SELECT count(*)::int AS count FROM messages WHERE group_id LIKE '4100_'`,
+      );
+      expect(count).toBe(16);
+    } finally {
+      await single.destroy();
+    }
+  });
+
+  it('sends its statements unnamed when QUNLI_DB_PREPARED_STATEMENTS is false (a pooler that does not track them)', async () => {
+    const single = await new DataSource(dataSourceOptions(database.url, { poolSize: 1 })).initialize();
+    try {
+      const config = Object.assign(new QunliConfig(), { QUNLI_DB_PREPARED_STATEMENTS: 'false' as const });
+      const repository = new ProjectionRepository(single, config);
+      const { events } = chain('41901', Date.UTC(2026, 11, 2, 5), 190);
+      await repository.project('unnamed', entries(events, 5, 1_800_000_250_000));
+      expect(await single.query(`SELECT name FROM pg_prepared_statements`)).toEqual([]);
+      expect(await single.query(`SELECT count(*)::int AS n FROM event_log WHERE group_id = '41901'`)).toEqual([
+        { n: events.length },
+      ]);
+    } finally {
+      await single.destroy();
+    }
+  });
+
+  it('rolls a failing batch back and projects the next one on the same prepared connection', async () => {
+    const single = await new DataSource(dataSourceOptions(database.url, { poolSize: 1 })).initialize();
+    try {
+      const repository = new ProjectionRepository(single);
+      const first = chain('42001', Date.UTC(2026, 11, 3), 200);
+      await repository.project('failing', entries(first.events, 4, 1_800_000_300_000));
+      const broken = chain('42002', Date.UTC(2026, 11, 3, 1), 201);
+      // An envelope whose creation time Postgres cannot read fails the archive statement, already prepared.
+      const unreadable = { ...broken.events[0]!, createdAt: 'not a time' };
+      await expect(
+        repository.project('failing', entries([unreadable, ...broken.events.slice(1)], 4, 1_800_000_301_000)),
+      ).rejects.toBeInstanceOf(QueryFailedError);
+      expect(await single.query(`SELECT count(*)::int AS n FROM event_log WHERE group_id = '42002'`)).toEqual([
+        { n: 0 },
+      ]);
+
+      const after = chain('42003', Date.UTC(2026, 11, 3, 2), 202);
+      await repository.project('failing', entries(after.events, 4, 1_800_000_302_000));
+      expect(await single.query(`SELECT count(*)::int AS n FROM event_log WHERE group_id = '42003'`)).toEqual([
+        { n: after.events.length },
+      ]);
+    } finally {
+      await single.destroy();
+    }
   });
 
   it('projects 20k events (throughput printed, not asserted)', async () => {
