@@ -26,15 +26,13 @@ describe('ProjectorModule with the stream consumer', () => {
     }
   }
 
-  beforeAll(async () => {
-    database = await createTestDatabase('projector-module');
-    redis = testRedis();
-    prefix = uniquePrefix('projector');
+  async function start(settings: Record<string, unknown> = {}): Promise<INestApplication> {
     const config = testConfig('scheduler', {
       DATABASE_URL: database.url,
       QUNLI_REDIS_PREFIX: prefix,
       QUNLI_PARTITIONS: 4,
       QUNLI_LEASE_MS: 1000,
+      ...settings,
     });
     @Module({
       imports: [
@@ -45,8 +43,16 @@ describe('ProjectorModule with the stream consumer', () => {
       ],
     })
     class ProjectorApp {}
-    app = await NestFactory.create(ProjectorApp, { logger: ['error', 'warn'] });
-    await app.init();
+    const started = await NestFactory.create(ProjectorApp, { logger: ['error', 'warn'] });
+    await started.init();
+    return started;
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase('projector-module');
+    redis = testRedis();
+    prefix = uniquePrefix('projector');
+    app = await start();
   });
 
   afterAll(async () => {
@@ -75,5 +81,21 @@ describe('ProjectorModule with the stream consumer', () => {
       'SELECT partition, events_applied FROM projection_checkpoints ORDER BY partition',
     );
     expect(checkpoints.reduce((sum, c) => sum + Number(c.events_applied), 0)).toBe(16);
+  });
+  it('reads QUNLI_DB_PREPARED_STATEMENTS from the app config: false sends the statements unnamed', async () => {
+    await app.close();
+    // One connection, so the projector's session is the one whose prepared statements the test lists.
+    app = await start({ QUNLI_DB_PREPARED_STATEMENTS: 'false', QUNLI_DB_POOL_SIZE: 1 });
+    const third = chain('42003', Date.UTC(2026, 10, 30, 10, 2), 2);
+    const log = app.get(EventLog);
+    for (const event of third.events) await log.append(event);
+    const db = app.get(DataSource);
+    const archived = await until(
+      async () =>
+        (await db.query<[{ n: number }]>(`SELECT count(*)::int AS n FROM event_log WHERE group_id = '42003'`))[0].n,
+      (n) => n >= third.events.length,
+    );
+    expect(archived).toBe(third.events.length);
+    expect(await db.query('SELECT name FROM pg_prepared_statements')).toEqual([]);
   });
 });
