@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeOneBot, LlmDouble } from '@app/testing';
 import { commandCalls, round } from './load.js';
+import { commandRates } from './command-rates.js';
 import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
 
 export interface IdleOptions {
@@ -33,10 +34,7 @@ export async function idle(options: IdleOptions): Promise<Record<string, unknown
     const cpu = stack.cpuMs();
     const calls = await commandCalls(stack.redis);
     const seconds = (performance.now() - started) / 1000;
-    const perSec = [...calls]
-      .map(([command, n]) => [command, (n - (callsBefore.get(command) ?? 0)) / seconds] as const)
-      .filter(([, rate]) => rate > 0)
-      .sort((a, b) => b[1] - a[1]);
+    const perSec = commandRates(callsBefore, calls, seconds);
     const cpuMsPerSec = Object.fromEntries(
       Object.entries(cpu).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / seconds)]),
     );

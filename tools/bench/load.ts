@@ -55,7 +55,7 @@ export class AmbientPacer {
   private readonly started = performance.now();
 
   constructor(
-    private readonly load: OneBotLoad,
+    private readonly load: Pick<OneBotLoad, 'post'>,
     private readonly perSecond: number,
     private readonly groups: number,
   ) {}

@@ -116,6 +116,7 @@ const SCENARIOS: Record<string, Scenario> = {
       groups: number(flags, 'groups', 1000),
       warmupMs: number(flags, 'warmup-ms', 15_000),
       measureMs: number(flags, 'measure-ms', 20_000),
+      transport: ingestTransport(flags.get('transport') ?? 'http'),
       ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
     }),
   keywords: (flags) => keywords({ terms: number(flags, 'terms', 10_000), megabytes: number(flags, 'megabytes', 8) }),

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { FakeOneBot, LlmDouble } from '@app/testing';
 import { AmbientPacer, commandCalls, OneBotLoad, round } from './load.js';
+import { commandRates } from './command-rates.js';
+import type { IngestTransport } from './ingest.scenario.js';
 import {
   BENCH_SECRET,
   BENCH_SELF_ID,
@@ -12,6 +13,7 @@ import {
   REDIS_COMMS,
   serverCpuMs,
 } from './stack.js';
+import { ReverseWsLoad } from './ws-load.js';
 
 export interface SteadyOptions {
   /** Ambient messages per second, spread over `groups`. */
@@ -22,13 +24,25 @@ export interface SteadyOptions {
   measureMs: number;
   /** Write a V8 CPU profile of each app into this directory (`--cpu-prof DIR`). */
   cpuProfDir?: string;
+  /**
+   * How the messages reach ingress (`--transport`): signed HTTP posts over 32 keep-alive connections (`http`, the
+   * default), or frames on one reverse WebSocket as NapCat sends them (`ws`).
+   */
+  transport?: IngestTransport;
 }
 
-/** Redis commands executed so far, all commands together. */
-async function redisCalls(redis: Redis): Promise<number> {
-  let calls = 0;
-  for (const n of (await commandCalls(redis)).values()) calls += n;
-  return calls;
+/** Frames on one reverse WebSocket, posted one by one as the pacer asks (OneBot v11 answers no frame). */
+async function wsPoster(ingressUrl: string): Promise<Pick<OneBotLoad, 'post' | 'close'>> {
+  const socket = new ReverseWsLoad(ingressUrl, 1);
+  await socket.open();
+  let frames = 0;
+  return {
+    post: async (event) => {
+      await socket.send(frames++, event);
+      return 0;
+    },
+    close: () => socket.close(),
+  };
 }
 
 /**
@@ -54,7 +68,8 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
   );
   try {
     await stack.start();
-    const load = new OneBotLoad(stack.url('ingress'), 32);
+    const load =
+      options.transport === 'ws' ? await wsPoster(stack.url('ingress')) : new OneBotLoad(stack.url('ingress'), 32);
     const pacer = new AmbientPacer(load, options.rate, options.groups);
     const started = performance.now();
     const end = options.warmupMs + options.measureMs;
@@ -68,7 +83,7 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
       | {
           cpu: Record<string, number>;
           servers: ReturnType<typeof servers>;
-          calls: number;
+          calls: Map<string, number>;
           sent: number;
           at: number;
         }
@@ -79,7 +94,7 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
         window = {
           cpu: stack.cpuMs(),
           servers: servers(),
-          calls: await redisCalls(stack.redis),
+          calls: await commandCalls(stack.redis),
           sent: pacer.sent,
           at: performance.now(),
         };
@@ -89,9 +104,10 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
     }
     const cpu = stack.cpuMs();
     const serversAfter = servers();
-    const calls = await redisCalls(stack.redis);
+    const calls = await commandCalls(stack.redis);
     const seconds = (performance.now() - window!.at) / 1000;
     const messages = pacer.sent - window!.sent;
+    const perMessage = commandRates(window!.calls, calls, messages);
     await pacer.drain();
     await load.close();
     const apps = Object.keys(cpu);
@@ -101,6 +117,7 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
     return {
       scenario: 'steady',
       rate: options.rate,
+      transport: options.transport ?? 'http',
       msgPerSec: round(messages / seconds),
       cpuUsPerMessage,
       cpuUsPerMessageTotal: round(Object.values(cpuUsPerMessage).reduce((a, b) => a + b, 0)),
@@ -114,7 +131,12 @@ export async function steady(options: SteadyOptions): Promise<Record<string, unk
           return spent === undefined ? [] : [[server, round((spent * 1000) / messages)]];
         }),
       ),
-      redisCallsPerMessage: round((calls - window!.calls) / messages),
+      redisCallsPerMessage: round(perMessage.reduce((sum, [, n]) => sum + n, 0)),
+      // The same by command, most first (a script's own commands count under their names, and the script once more as
+      // `evalsha`): which round trips and script steps a message costs.
+      redisCallsPerMessageByCommand: Object.fromEntries(
+        perMessage.filter(([, n]) => n >= 0.005).map(([command, n]) => [command, round(n, 3)]),
+      ),
       measuredMs: round(seconds * 1000),
     };
   } finally {
