@@ -1,4 +1,4 @@
-import { cpuBudget } from './cpu-budget.js';
+import { busyShare, cpuBudget, machineTicks } from './cpu-budget.js';
 
 describe('cpuBudget', () => {
   it('sums the parts of the path and turns the sum into the rate that fills every core', () => {
@@ -41,5 +41,24 @@ describe('cpuBudget', () => {
       missing: expect.any(Array),
     });
     expect(() => cpuBudget({ scheduler: 1 }, 0)).toThrow(/cores must be positive/);
+  });
+});
+
+describe('machineTicks and busyShare', () => {
+  const stat = (user: number, idle: number) =>
+    `cpu  ${user} 0 100 ${idle} 20 0 5 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 1 2 3\n`;
+
+  it('reads the aggregate line: busy is everything but idle and iowait', () => {
+    expect(machineTicks(stat(1000, 5000))).toEqual({ busy: 1105, total: 6125 });
+  });
+
+  it('gives the busy share of the ticks between two readings', () => {
+    expect(busyShare(machineTicks(stat(1000, 5000)), machineTicks(stat(1900, 5100)))).toBe(0.9);
+  });
+
+  it('has no figure without two readings that moved', () => {
+    expect(machineTicks('intr 1 2 3\n')).toBeUndefined();
+    expect(busyShare(undefined, machineTicks(stat(1, 1)))).toBeUndefined();
+    expect(busyShare(machineTicks(stat(1, 1)), machineTicks(stat(1, 1)))).toBeUndefined();
   });
 });

@@ -40,3 +40,27 @@ export function cpuBudget(usPerMessage: Readonly<Record<string, number>>, cores:
     missing: BUDGET_PARTS.filter((part) => !measured.includes(part)),
   };
 }
+
+/** The machine's CPU time so far in clock ticks (`/proc/stat`): busy (all but idle and iowait), and all of it. */
+export interface MachineTicks {
+  busy: number;
+  total: number;
+}
+
+/** Reads `/proc/stat`'s aggregate `cpu` line: user nice system idle iowait irq softirq steal … (guest is in user). */
+export function machineTicks(procStat: string): MachineTicks | undefined {
+  const line = /^cpu\s+([\d\s]+)$/m.exec(procStat)?.[1];
+  if (!line) return undefined;
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy, total: busy + idle + iowait };
+}
+
+/** The share of the machine's CPU time that was busy between two readings (0–1); undefined without both. */
+export function busyShare(before: MachineTicks | undefined, after: MachineTicks | undefined): number | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  return round((after.busy - before.busy) / (after.total - before.total), 3);
+}

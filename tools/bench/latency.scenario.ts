@@ -1,10 +1,21 @@
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { episodeJobId, EventKind, Keyspace, QueueName, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { groupBacklogs } from './backlog.js';
 import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
-import { BENCH_SECRET, BENCH_SELF_ID, BENCH_TOKEN, BenchStack } from './stack.js';
+import { busyShare, machineTicks, type MachineTicks } from './cpu-budget.js';
+import {
+  BENCH_SECRET,
+  BENCH_SELF_ID,
+  BENCH_TOKEN,
+  BenchStack,
+  cpuSpentMs,
+  POSTGRES_COMMS,
+  REDIS_COMMS,
+  serverCpuMs,
+} from './stack.js';
 
 export interface LatencyOptions {
   directs: number;
@@ -114,6 +125,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     while (warmupLatencies.size < warmupDirects && Date.now() < warmupDeadline) await sleep(50);
     const keys = new Keyspace(stack.prefix, 16);
     const cpuBefore = stack.cpuMs();
+    const serversBefore = serversCpu();
+    const machineBefore = readMachineTicks();
     const llmConnectionsBefore = llm.connections;
     const backlogBefore = await schedulerBacklog(stack, keys);
     const directsStarted = performance.now();
@@ -126,6 +139,8 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const deadline = Date.now() + 30_000;
     while (latencies.length < options.directs && Date.now() < deadline) await sleep(50);
     const cpuAfter = stack.cpuMs();
+    const serversAfter = serversCpu();
+    const machineAfter = readMachineTicks();
     const llmConnections = llm.connections - llmConnectionsBefore;
     const urgent = await urgentWaits(stack.url('scheduler'));
     const sections = await promptSections(stack.url('cognition'));
@@ -193,6 +208,19 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       cpuMsPerDirect: Object.fromEntries(
         Object.entries(cpuAfter).map(([app, ms]) => [app, round((ms - (cpuBefore[app] ?? 0)) / options.directs)]),
       ),
+      // The same for Redis, Postgres (every process of the server) and this bench process, which posts the load.
+      serverCpuMsPerDirect: Object.fromEntries(
+        (['postgres', 'redis', 'loadGenerator'] as const).flatMap((part) => {
+          const spent =
+            part === 'loadGenerator'
+              ? (serversAfter.loadGenerator - serversBefore.loadGenerator) / 1000
+              : cpuSpentMs(serversBefore[part], serversAfter[part]);
+          return spent === undefined ? [] : [[part, round(spent / options.directs)]];
+        }),
+      ),
+      // The share of the whole machine's CPU time that was busy meanwhile (`/proc/stat`, every process on it). Near 1,
+      // every hop of an @ waits for a core, and the scheduler's backlog grows.
+      machineBusyShare: busyShare(machineBefore, machineAfter) ?? null,
     };
   } finally {
     await stack.stop();
@@ -234,6 +262,25 @@ async function promptSections(cognitionUrl: string): Promise<Record<string, numb
     totals.set(section, total);
   }
   return Object.fromEntries([...totals].map(([section, t]) => [section, round((t.sum / t.count) * 1000)]));
+}
+
+/** CPU so far of the Postgres and Redis servers' processes (by pid, ms) and of this process (µs). */
+function serversCpu() {
+  const { user, system } = process.cpuUsage();
+  return {
+    postgres: serverCpuMs(POSTGRES_COMMS),
+    redis: serverCpuMs(REDIS_COMMS),
+    loadGenerator: user + system,
+  };
+}
+
+/** The machine's CPU ticks so far; undefined where there is no `/proc/stat`. */
+function readMachineTicks(): MachineTicks | undefined {
+  try {
+    return machineTicks(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Entries of every partition the scheduler's own consumer group has not handled yet. */
