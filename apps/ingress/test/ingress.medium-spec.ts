@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -126,6 +128,35 @@ describe('ingress over HTTP POST (real Redis)', () => {
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('ONEBOT.TOO_LARGE');
   });
 
+  it('reads an oversized body to its end before answering 413, so a sender still writing gets the answer', async () => {
+    // The sender declares 3 MiB and writes it in two halves 300 ms apart, as a slow link would. Ingress refuses it on
+    // the declared length at once; had it closed the connection then, the second half would meet a reset.
+    const half = Buffer.alloc(1536 * 1024, 'x');
+    const req = request(`${ingress.baseUrl}/onebot/v11/http`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(half.length * 2) },
+    });
+    const failed = new Promise<string>((resolve) =>
+      req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message)),
+    );
+    const written = new Promise<string>((resolve) => req.on('finish', () => resolve('written')));
+    const answered = new Promise<{ status: number | undefined; body: string }>((resolve) =>
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      }),
+    );
+    req.write(half);
+    setTimeout(() => req.end(half), 300);
+    const stuck = sleep(3000).then(() => 'neither written nor failed in 3 s');
+    expect(await Promise.race([written, failed, stuck])).toBe('written');
+    const { status, body } = await answered;
+    expect(status).toBe(413);
+    expect((JSON.parse(body) as { error: { code: string } }).error.code).toBe('ONEBOT.TOO_LARGE');
+  });
+
   it('records notices, requests and the bot’s own messages as their own kinds, once each', async () => {
     const names = [
       'notice/group-recall-napcat.json',
@@ -144,6 +175,32 @@ describe('ingress over HTTP POST (real Redis)', () => {
     expect((await ingress.post(fixtureText('meta/heartbeat-napcat.json'))).status).toBe(204);
     expect(await ingress.metric('qunli_onebot_last_heartbeat_seconds', { self_id: '10001' })).toBe(1746673666);
     expect(await ingress.metric('qunli_onebot_online', { self_id: '10001' })).toBe(1);
+  });
+});
+
+describe('ingress refusing a body far over its limit', () => {
+  let ingress: IngressHarness;
+
+  beforeAll(async () => {
+    ingress = await IngressHarness.start({ QUNLI_INGRESS_MAX_BYTES: '1024' });
+  });
+
+  afterAll(async () => {
+    await ingress.stop();
+  });
+
+  it('drops at most sixteen times the limit before it answers 413, however much more is declared', async () => {
+    // 1 MiB declared against a 1 KiB limit; 64 KiB sent, the rest never: the answer comes without the body's end.
+    const req = request(`${ingress.baseUrl}/onebot/v11/http`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(1024 * 1024) },
+    });
+    req.on('error', () => undefined);
+    const answered = new Promise<number | undefined>((resolve) => req.on('response', (res) => resolve(res.statusCode)));
+    req.write(Buffer.alloc(64 * 1024, 'x'));
+    const late = sleep(3000).then(() => 'no answer in 3 s');
+    expect(await Promise.race([answered, late])).toBe(413);
+    req.destroy();
   });
 });
 

@@ -13,6 +13,11 @@ import type { PayloadProblem } from './onebot-fields.rules.js';
 
 export const ONEBOT_HTTP_PATH = '/onebot/v11/http';
 
+/** How much of a refused oversized body ingress reads and drops before its 413, as a multiple of the limit. */
+const OVERSIZE_DROP_FACTOR = 16;
+/** How long ingress waits for the rest of a refused oversized body before its 413. */
+const OVERSIZE_DROP_MS = 10_000;
+
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
 
@@ -103,7 +108,10 @@ export class OneBotHttpEndpoint {
     } catch (error) {
       if (error instanceof Refusal) {
         if (error.problem) this.intake.refuse(error.problem, 'http', { peer, ...(error.raw && { raw: error.raw }) });
-        if (error.status === 413) res.setHeader('Connection', 'close');
+        if (error.status === 413) {
+          res.setHeader('Connection', 'close');
+          await this.dropRest(req);
+        }
         sendError(res, error.status, error.error, error.headers);
         return;
       }
@@ -218,6 +226,32 @@ export class OneBotHttpEndpoint {
           new QunliError(OneBotErrorCode.Unavailable, 'the event log is unavailable; retry later'),
         );
     }
+  }
+
+  /**
+   * Reads the rest of a refused body and drops it, before the 413 goes out and the connection closes: a sender still
+   * writing would otherwise meet a reset connection instead of the answer (many HTTP clients read the response only
+   * once the body is sent). Bounded: past `OVERSIZE_DROP_FACTOR` times the limit, or `OVERSIZE_DROP_MS`, the answer
+   * goes out anyway.
+   */
+  private dropRest(req: IncomingMessage): Promise<void> {
+    if (req.complete || req.destroyed) return Promise.resolve();
+    const most = this.limit * OVERSIZE_DROP_FACTOR;
+    return new Promise<void>((resolve) => {
+      let dropped = 0;
+      const done = (): void => {
+        clearTimeout(timer);
+        req.off('data', onData).off('end', done).off('close', done).off('error', done);
+        resolve();
+      };
+      const onData = (chunk: Buffer): void => {
+        dropped += chunk.length;
+        if (dropped > most) done();
+      };
+      const timer = setTimeout(done, OVERSIZE_DROP_MS).unref();
+      req.on('data', onData).once('end', done).once('close', done).once('error', done);
+      req.resume();
+    });
   }
 
   /** The raw body, inflated if it came compressed, refused past the limit without reading the rest. */
