@@ -210,13 +210,11 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       ),
       // The same for Redis, Postgres (every process of the server) and this bench process, which posts the load.
       serverCpuMsPerDirect: Object.fromEntries(
-        (['postgres', 'redis', 'loadGenerator'] as const).flatMap((part) => {
-          const spent =
-            part === 'loadGenerator'
-              ? (serversAfter.loadGenerator - serversBefore.loadGenerator) / 1000
-              : cpuSpentMs(serversBefore[part], serversAfter[part]);
-          return spent === undefined ? [] : [[part, round(spent / options.directs)]];
-        }),
+        Object.entries({
+          postgres: cpuSpentMs(serversBefore.postgres, serversAfter.postgres),
+          redis: cpuSpentMs(serversBefore.redis, serversAfter.redis),
+          loadGenerator: (serversAfter.loadGenerator - serversBefore.loadGenerator) / 1000,
+        }).flatMap(([part, ms]) => (ms === undefined ? [] : [[part, round(ms / options.directs)]])),
       ),
       // The share of the whole machine's CPU time that was busy meanwhile (`/proc/stat`, every process on it). Near 1,
       // every hop of an @ waits for a core, and the scheduler's backlog grows.
