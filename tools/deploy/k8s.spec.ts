@@ -101,6 +101,14 @@ function matches(selector: Record<string, string>, labels: Record<string, string
   return Object.entries(selector).every(([key, value]) => labels[key] === value);
 }
 
+/** A Kubernetes memory quantity (`768Mi`, `1Gi`, `800M`, plain bytes) in MiB; NaN for anything else. */
+function mebibytes(quantity: string): number {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|k|M|G)?$/.exec(quantity);
+  if (!match) return Number.NaN;
+  const factor = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, k: 1e3, M: 1e6, G: 1e9 }[match[2] ?? ''] ?? 1;
+  return (Number(match[1]) * factor) / 2 ** 20;
+}
+
 const allVariants = Object.entries(variants);
 
 describe('deploy/k8s composition', () => {
@@ -175,6 +183,12 @@ describe.each(allVariants)('deploy/k8s %s', (_variant, manifests) => {
     const preStopMs = Number(c.lifecycle?.preStop?.exec?.command.at(-1) ?? 0) * 1000;
     const shutdownMs = Number(effectiveSetting(manifests, c, 'QUNLI_SHUTDOWN_TIMEOUT_MS'));
     expect(preStopMs + shutdownMs).toBeLessThan(graceMs);
+  });
+
+  it('gives the scheduler the memory a burst needs (docs/operations.md, "Memory limits in a container")', () => {
+    // Node sizes the heap from this limit; at 512Mi the scheduler-memory burst peaked 14 MB under it.
+    const limit = container(find(manifests, 'Deployment', 'scheduler')).resources?.limits?.memory ?? '';
+    expect(mebibytes(limit)).toBeGreaterThanOrEqual(768);
   });
 
   it('lets cognition finish its longest episode before it is stopped', () => {
