@@ -3,6 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFi
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
+import { freePort } from '@app/testing';
 
 /** Debian's `prometheus` package (installed by .ci/run). */
 export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN ?? '/usr/bin/prometheus';
@@ -31,19 +32,31 @@ export interface PromSample {
   value: [number, string];
 }
 
+/** How many ports a start tries before it gives up: each lost only to a socket that took the port meanwhile. */
+const START_ATTEMPTS = 3;
+
 /**
- * A real Prometheus on a random spare port above 20000, scraping the given targets every second and evaluating the
- * given rule files every second; started and removed (with its data directory) by the test itself.
+ * A real Prometheus on a port the kernel had free, scraping the given targets every second and evaluating the given
+ * rule files every second; started and removed (with its data directory) by the test itself. The port is free when
+ * it is chosen, not when Prometheus binds it: a client socket of anything else on the machine may take it in
+ * between, so a start that finds it taken tries another.
  */
 export class PrometheusServer {
   private child: ChildProcess | undefined;
-  readonly port = 20000 + Math.floor(Math.random() * 40000);
+  private chosenPort: number | undefined;
 
   constructor(
     private readonly dir: string,
     private readonly targets: ScrapeTarget[],
     private readonly ruleFiles: string[],
+    /** Where each attempt's port comes from (a test gives a taken one first). */
+    private readonly ports: () => Promise<number> = freePort,
   ) {}
+
+  get port(): number {
+    if (this.chosenPort === undefined) throw new Error('prometheus has no port before start()');
+    return this.chosenPort;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -65,27 +78,43 @@ export class PrometheusServer {
     };
     const configFile = join(this.dir, 'prometheus.yml');
     writeFileSync(configFile, stringify(config));
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.listen(configFile, await this.ports());
+      if (outcome === 'ready') return;
+      if (outcome === 'port_taken' && attempt < START_ATTEMPTS) continue;
+      throw new Error(`prometheus exited:\n${this.tail()}`);
+    }
+  }
+
+  /** One start on `port`: ready, or exited (because the port was taken meanwhile, or for another reason). */
+  private async listen(configFile: string, port: number): Promise<'ready' | 'port_taken' | 'exited'> {
+    this.chosenPort = port;
     const log = createWriteStream(this.logFile);
     const child = spawn(
       PROMETHEUS_BIN,
       [
         `--config.file=${configFile}`,
         `--storage.tsdb.path=${join(this.dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${this.port}`,
+        `--web.listen-address=127.0.0.1:${port}`,
         '--log.level=warn',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    // Both streams write to one file, which is closed once the process and both streams have ended.
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    const logged = new Promise<void>((done) => child.once('close', () => log.end(done)));
     this.child = child;
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`prometheus exited:\n${this.tail()}`);
+      if (child.exitCode !== null) {
+        await logged;
+        return /bind: address already in use/.test(this.tail()) ? 'port_taken' : 'exited';
+      }
       try {
-        if ((await fetch(`${this.url}/-/ready`)).ok) return;
+        if ((await fetch(`${this.url}/-/ready`, { signal: AbortSignal.timeout(1000) })).ok) return 'ready';
       } catch {
-        // not listening yet
+        // not listening yet, or not answering
       }
       await sleep(200);
     }
