@@ -23,13 +23,21 @@ function portFree(port) {
   });
 }
 
+/**
+ * Where the masters' ports are drawn from: 20000–22767, so that they and their cluster bus ports (+10000, up to
+ * 32767) stay below Linux's default ephemeral range (32768–60999). A port found free could otherwise be taken by
+ * any client socket on the machine before redis-server binds it.
+ */
+const FIRST_PORT = 20_000;
+const PORT_CHOICES = 2_768;
+
 /** Ports whose cluster bus port (+10000) is free too. */
 /** @param {number} count */
 async function sparePorts(count) {
   /** @type {number[]} */
   const ports = [];
   for (let tries = 0; ports.length < count && tries < 500; tries++) {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = FIRST_PORT + Math.floor(Math.random() * PORT_CHOICES);
     if (ports.includes(port)) continue;
     if ((await portFree(port)) && (await portFree(port + 10_000))) ports.push(port);
   }
