@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { round } from './load.js';
 
 /**
@@ -63,4 +64,13 @@ export function machineTicks(procStat: string): MachineTicks | undefined {
 export function busyShare(before: MachineTicks | undefined, after: MachineTicks | undefined): number | undefined {
   if (!before || !after || after.total <= before.total) return undefined;
   return round((after.busy - before.busy) / (after.total - before.total), 3);
+}
+
+/** The machine's CPU ticks so far; undefined where there is no `/proc/stat`. */
+export function readMachineTicks(): MachineTicks | undefined {
+  try {
+    return machineTicks(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { episodeJobId, EventKind, Keyspace, QueueName, type EventEnvelope } from '@app/contracts';
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { groupBacklogs } from './backlog.js';
+import { hopFloor } from './hop-floor.js';
 import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
-import { busyShare, machineTicks, type MachineTicks } from './cpu-budget.js';
+import { busyShare, readMachineTicks } from './cpu-budget.js';
 import {
   BENCH_SECRET,
   BENCH_SELF_ID,
@@ -50,6 +50,12 @@ export interface LatencyOptions {
    * their idle timeouts measures that @.
    */
   spacingMs?: number;
+  /**
+   * Measure the hop floor first (`--floor`, `hop-floor.ts`): the same background and @s through processes that do
+   * only the hops of an @'s way, so the run reports how much of its latency is this machine's hand-overs and how much
+   * is qunli's work.
+   */
+  floor?: boolean;
 }
 
 /**
@@ -79,6 +85,22 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     undefined,
     { scheduler: options.schedulers ?? 1 },
   );
+  // Before the stack starts, so the two never share the machine.
+  const floor = options.floor
+    ? await hopFloor({
+        redisUrl: stack.redisUrl,
+        llmBaseUrl: llm.baseUrl,
+        onebot,
+        onebotToken: BENCH_TOKEN,
+        selfId: BENCH_SELF_ID,
+        backgroundPerSec: options.backgroundPerSec,
+        groups: options.groups,
+        directs: options.directs,
+        warmupDirects: options.warmupDirects ?? 50,
+        warmupMs: options.warmupMs ?? 2000,
+        spacingMs: options.spacingMs ?? 200,
+      })
+    : undefined;
   const sentAt = new Map<string, number>();
   const postedWall = new Map<string, number>();
   const receivedWall = new Map<string, number>();
@@ -99,16 +121,9 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     await stack.start();
     const background = new OneBotLoad(stack.url('ingress'), 32);
     const direct = new OneBotLoad(stack.url('ingress'), 4);
-    let running = true;
     const pacer = new AmbientPacer(background, options.backgroundPerSec, options.groups);
     const backgroundStarted = performance.now();
-    const backgroundLoop = (async () => {
-      while (running) {
-        pacer.step();
-        await sleep(5);
-      }
-      await pacer.drain();
-    })();
+    const backgroundRun = pacer.run();
 
     // @ number k asks 问题#k in a group of its own (while the @s number at most `groups`); the double answers 答：k.
     const ask = async (k: number, asked: Map<string, number>): Promise<void> => {
@@ -146,8 +161,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     const sections = await promptSections(stack.url('cognition'));
     const decidedLate = await stack.counterTotal('scheduler', 'qunli_scheduler_ambient_late_total');
     const sentByThen = pacer.sent;
-    running = false;
-    await backgroundLoop;
+    await backgroundRun.stop();
     const backgroundMsgPerSec = pacer.sent / ((performance.now() - backgroundStarted) / 1000);
     await background.close();
     await direct.close();
@@ -174,6 +188,14 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
       projector: options.projector ?? 'inline',
       p50Ms: round(percentile(sorted, 50)),
       p99Ms: round(percentile(sorted, 99)),
+      // The same load through the hops alone (`--floor`), and what qunli adds over them.
+      ...(floor && {
+        hopFloor: floor,
+        overFloorMs: {
+          p50: round(percentile(sorted, 50) - floor.p50Ms),
+          p99: round(percentile(sorted, 99) - floor.p99Ms),
+        },
+      }),
       backgroundMsgPerSec: round(backgroundMsgPerSec),
       directs: options.directs,
       answered: latencies.length,
@@ -270,15 +292,6 @@ function serversCpu() {
     redis: serverCpuMs(REDIS_COMMS),
     loadGenerator: user + system,
   };
-}
-
-/** The machine's CPU ticks so far; undefined where there is no `/proc/stat`. */
-function readMachineTicks(): MachineTicks | undefined {
-  try {
-    return machineTicks(readFileSync('/proc/stat', 'utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 /** Entries of every partition the scheduler's own consumer group has not handled yet. */

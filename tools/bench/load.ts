@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import { signBody } from '@app/onebot';
@@ -74,6 +75,24 @@ export class AmbientPacer {
 
   async drain(): Promise<void> {
     await Promise.all(this.inFlight);
+  }
+
+  /** Steps every 5 ms until the returned `stop()`, which then waits for the posts in flight. */
+  run(): { stop(): Promise<void> } {
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        this.step();
+        await sleep(5);
+      }
+      await this.drain();
+    })();
+    return {
+      stop: async () => {
+        running = false;
+        await loop;
+      },
+    };
   }
 }
 

@@ -74,6 +74,7 @@ const SCENARIOS: Record<string, Scenario> = {
       ...(flags.has('direct-debounce-ms') && { directDebounceMs: number(flags, 'direct-debounce-ms', 800) }),
       ...(flags.has('projector') && { projector: projectorPlacement(flags.get('projector')!) }),
       ...(flags.has('cpu-prof') && { cpuProfDir: flags.get('cpu-prof') }),
+      floor: flags.has('floor'),
     }),
   'memory-recall': (flags) =>
     memoryRecall({
@@ -128,6 +129,9 @@ const SCENARIOS: Record<string, Scenario> = {
     }),
 };
 
+/** Flags that take no value. */
+const SWITCHES = new Set(['cluster', 'floor']);
+
 function parse(argv: string[]): { scenario: string | undefined; json: boolean; flags: Map<string, string> } {
   const flags = new Map<string, string>();
   let scenario: string | undefined;
@@ -135,7 +139,7 @@ function parse(argv: string[]): { scenario: string | undefined; json: boolean; f
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--json') json = true;
-    else if (arg === '--cluster') flags.set('cluster', 'true');
+    else if (arg.startsWith('--') && SWITCHES.has(arg.slice(2))) flags.set(arg.slice(2), 'true');
     else if (arg.startsWith('--')) {
       const [name, inline] = arg.slice(2).split('=', 2);
       flags.set(name!, inline ?? argv[++i] ?? '');
