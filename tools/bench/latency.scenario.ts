@@ -3,7 +3,7 @@ import { episodeJobId, EventKind, Keyspace, QueueName, type EventEnvelope } from
 import { FakeOneBot } from '@app/testing';
 import { LlmDouble } from '@app/testing';
 import { groupBacklogs } from './backlog.js';
-import { hopFloor } from './hop-floor.js';
+import { hopFloor, type HopFloorResult } from './hop-floor.js';
 import { AmbientPacer, groupMessage, OneBotLoad, percentile, round } from './load.js';
 import { busyShare, readMachineTicks } from './cpu-budget.js';
 import {
@@ -85,22 +85,7 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     undefined,
     { scheduler: options.schedulers ?? 1 },
   );
-  // Before the stack starts, so the two never share the machine.
-  const floor = options.floor
-    ? await hopFloor({
-        redisUrl: stack.redisUrl,
-        llmBaseUrl: llm.baseUrl,
-        onebot,
-        onebotToken: BENCH_TOKEN,
-        selfId: BENCH_SELF_ID,
-        backgroundPerSec: options.backgroundPerSec,
-        groups: options.groups,
-        directs: options.directs,
-        warmupDirects: options.warmupDirects ?? 50,
-        warmupMs: options.warmupMs ?? 2000,
-        spacingMs: options.spacingMs ?? 200,
-      })
-    : undefined;
+  let floor: HopFloorResult | undefined;
   const sentAt = new Map<string, number>();
   const postedWall = new Map<string, number>();
   const receivedWall = new Map<string, number>();
@@ -118,6 +103,22 @@ export async function latency(options: LatencyOptions): Promise<Record<string, u
     receivedWall.set(message.text, Date.now());
   });
   try {
+    // Before the stack starts, so the two never share the machine.
+    if (options.floor) {
+      floor = await hopFloor({
+        redisUrl: stack.redisUrl,
+        llmBaseUrl: llm.baseUrl,
+        onebot,
+        onebotToken: BENCH_TOKEN,
+        selfId: BENCH_SELF_ID,
+        backgroundPerSec: options.backgroundPerSec,
+        groups: options.groups,
+        directs: options.directs,
+        warmupDirects: options.warmupDirects ?? 50,
+        warmupMs: options.warmupMs ?? 2000,
+        spacingMs: options.spacingMs ?? 200,
+      });
+    }
     await stack.start();
     const background = new OneBotLoad(stack.url('ingress'), 32);
     const direct = new OneBotLoad(stack.url('ingress'), 4);
