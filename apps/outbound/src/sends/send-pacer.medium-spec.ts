@@ -77,8 +77,12 @@ describe('SendPacer', () => {
     const started = Date.now();
     const second = p.beforeSend(address, '第二条', 0);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    // The deployment's token it took with the conversation's refusal is back (1 and a few ms' refill, not 0).
-    expect(await tokensOf(keys.sendRate)).toBeCloseTo(1, 1);
+    // The deployment's token it took with the conversation's refusal is back: 1 and the refill (2 a second) of the
+    // moments between the two sends, where a token kept would have left the refill alone (below 1). A loaded machine
+    // stretches those moments (CI once saw 1.062), so the bound above is loose.
+    const given = await tokensOf(keys.sendRate);
+    expect(given).toBeGreaterThanOrEqual(1);
+    expect(given).toBeLessThan(1.5);
     await second;
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     // Refilled to its capacity of 2 while the conversation waited, less the one the send then took.
